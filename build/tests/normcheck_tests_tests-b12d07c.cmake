@@ -1,0 +1,1 @@
+set( normcheck_tests_TESTS)

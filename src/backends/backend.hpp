@@ -1,0 +1,52 @@
+// The one backend interface and the one table of backends (STYLE.md 10).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spec/op.hpp"
+
+namespace normcheck {
+
+/// A backend could not run a problem it claimed to support (crash, bad output, library
+/// error). The runner reports it as ERROR and the exit code becomes 3.
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Outputs that other sources recorded for the same inputs (e.g. ONNX's stored
+/// expected outputs), by source name; a case carries them, RecordedBackend serves them.
+using Recorded = std::map<std::string, Outputs>;
+
+/// Anything that evaluates ops. Implementations: reference, cpu, mutant:<fault>, and
+/// recorded sources. `run` must return every output the op defines ("y", ...), each of
+/// the input's shape and the problem's out_dtype.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// One line for `normcheck backends`.
+  virtual std::string description() const = 0;
+  /// Reason the backend cannot run at all on this machine (no device, library missing), or nullopt.
+  virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+  /// Reason this problem is outside the backend's capabilities (SKIPPED), or nullopt.
+  virtual std::optional<std::string> unsupported(const Problem& p, const Recorded& rec) const = 0;
+  /// Evaluates p. Throws BackendError.
+  virtual Outputs run(const Problem& p, const Recorded& rec) = 0;
+};
+
+/// Creates a backend by name: "reference", "cpu", "mutant:<fault>", or any other name
+/// as a recorded source. Throws std::invalid_argument for a malformed name.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+/// Built-in backends run by default (reference, cpu).
+std::vector<std::string> default_backends();
+/// Names of the mutant faults (test-only backends mutant:<fault>).
+std::vector<std::string> mutant_names();
+/// Every built-in backend name with its description, for listings.
+std::vector<std::pair<std::string, std::string>> builtin_backends();
+
+}  // namespace normcheck

@@ -1,0 +1,107 @@
+// The one table of backends.
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+#include "kernels/cpu/row_norm.hpp"
+#include "kernels/mutant/mutants.hpp"
+#include "reference/reference.hpp"
+
+namespace normcheck {
+
+namespace {
+
+/// The multiprecision reference rounded once to the output dtype (<= 0.5 ULP).
+class ReferenceBackend final : public Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
+  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
+  Outputs run(const Problem& p, const Recorded&) override {
+    Outputs o;
+    for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
+    return o;
+  }
+};
+
+/// The project's optimized CPU kernels (src/kernels/cpu).
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string description() const override { return "normcheck CPU kernels: two-pass, f32 accumulation (f64 for f64), OpenMP rows"; }
+  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("cpu: no kernel for {}", to_string(p.op));
+    if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
+      return fmt::format("cpu: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
+    return std::nullopt;
+  }
+  Outputs run(const Problem& p, const Recorded&) override {
+    Outputs o;
+    if (p.op == Op::layer_norm) kernels::cpu::layer_norm_forward(p, o);
+    else kernels::cpu::rms_norm_forward(p, o);
+    return o;
+  }
+};
+
+/// Outputs recorded by another source and stored in the case file.
+class RecordedBackend final : public Backend {
+ public:
+  explicit RecordedBackend(std::string n) : name_(std::move(n)) {}
+  std::string name() const override { return name_; }
+  std::string description() const override { return "outputs recorded in the case files under this name"; }
+  std::optional<std::string> unsupported(const Problem&, const Recorded& rec) const override {
+    if (!rec.count(name_)) return fmt::format("{}: no recorded output for this case", name_);
+    return std::nullopt;
+  }
+  Outputs run(const Problem&, const Recorded& rec) override { return rec.at(name_); }
+
+ private:
+  std::string name_;
+};
+
+/// Deliberately wrong kernels (kernels/mutant): test-only, never run by default.
+class MutantBackend final : public Backend {
+ public:
+  explicit MutantBackend(kernels::mutant::Fault f) : fault_(f) {}
+  std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
+  std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
+  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
+    return std::nullopt;
+  }
+  Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }
+
+ private:
+  kernels::mutant::Fault fault_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  if (name == "reference") return std::make_unique<ReferenceBackend>();
+  if (name == "cpu") return std::make_unique<CpuBackend>();
+  if (name.rfind("mutant:", 0) == 0) {
+    const std::string f = name.substr(7);
+    if (auto fault = kernels::mutant::parse_fault(f)) return std::make_unique<MutantBackend>(*fault);
+    throw std::invalid_argument(fmt::format("unknown mutant '{}' (known: {})", f, fmt::join(mutant_names(), ", ")));
+  }
+  if (name.empty() || name.find_first_of(" \t/") != std::string::npos)
+    throw std::invalid_argument(fmt::format("invalid backend name '{}'", name));
+  return std::make_unique<RecordedBackend>(name);
+}
+
+std::vector<std::string> default_backends() { return {"reference", "cpu"}; }
+
+std::vector<std::string> mutant_names() {
+  std::vector<std::string> v;
+  for (auto f : kernels::mutant::all_faults()) v.emplace_back(kernels::mutant::to_string(f));
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> builtin_backends() {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (auto& n : default_backends()) v.emplace_back(n, make_backend(n)->description());
+  for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
+  return v;
+}
+
+}  // namespace normcheck

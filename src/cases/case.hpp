@@ -1,0 +1,69 @@
+// Declarative test cases (cases/**/*.toml) and their parser. Schema: README.md "Case files".
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "checks/budget.hpp"
+#include "spec/op.hpp"
+
+namespace normcheck {
+
+/// A malformed case file: "file:line: field: message". The CLI exits with code 2.
+struct CaseError : std::runtime_error {
+  CaseError(std::string file_, int line_, std::string field_, const std::string& msg);
+  std::string file;
+  int line;
+  std::string field;
+};
+
+/// An input transform: x -> scale * x + shift (each rounded once to x's dtype).
+struct Transform {
+  double shift = 0;
+  double scale = 1;
+  std::string str() const;  ///< "shift(10)", "scale(5)", "scale(5)+shift(10)"
+  Problem apply(const Problem& p) const;
+};
+
+/// A metamorphic property of the backend's own outputs: y(T x) vs y(x).
+struct Property {
+  enum class Kind { invariant_under, changes_under } kind = Kind::invariant_under;
+  Transform transform;
+  int line = 0;
+};
+
+/// One case: a Problem plus what is expected of every backend on it.
+struct Case {
+  std::string file;
+  int line = 0;
+  std::string name;
+  std::string layer;     ///< report group; default "<op>"
+  std::string note;
+  Problem problem;
+  std::string seeds;     ///< "x: normal(seed=7)" etc., printed with failures
+  std::optional<std::vector<double>> expected;  ///< literal y, row-major
+  std::optional<double> expected_tolerance_abs;
+  int expected_line = 0;
+  Gate gate;             ///< default_gate(problem) unless the file says otherwise
+  std::vector<Property> properties;
+  Recorded recorded;     ///< outputs stored by other sources, by source name
+};
+
+/// Parses one case file. Throws CaseError (file, line, field, message) on any unknown key,
+/// wrong type, shape/value-count mismatch, invalid convention (SpecError mapped to its line).
+std::vector<Case> parse_case_file(const std::string& path);
+
+/// Collects case files: each path is a .toml file or a directory searched recursively
+/// (sorted). Throws CaseError for a missing path.
+std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
+
+/// Deterministic generators (also used by tests and tools): values in binary64, to be
+/// rounded to the input dtype. mt19937_64 (fully specified by C++) with Box-Muller for
+/// normal, so a seed gives the same values on every platform.
+std::vector<double> generate_normal(std::int64_t n, double mean, double stddev, std::uint64_t seed);
+std::vector<double> generate_uniform(std::int64_t n, double low, double high, std::uint64_t seed);
+
+}  // namespace normcheck

@@ -1,0 +1,54 @@
+// Default gates: the error analysis.
+//
+// Metric: stab_i = |y^_i - y_i| / (ulp_out(y_i)/2 + u c_i), with u the unit roundoff of the
+// case's accumulation dtype and c_i = sum_j |dy_i/dx_j x_j| + affine terms, the
+// condition magnitude (reference/row_norm.hpp). A kernel that is backward stable with
+// a perturbation of k u per input and rounds its result once to the output dtype has
+// stab_i <= 1 + k.
+//
+// What k is for a conforming layer_norm / rms_norm kernel (accumulate in dtype acc,
+// two-pass or Welford statistics, one rounding to the output dtype):
+//   * the final rounding: the "1" (ulp_out/2 over ulp_out/2);
+//   * per-element roundings on the path x -> d = x - mu -> d r -> g d r + b, plus the
+//     statistics' final division, eps addition, sqrt and reciprocal: at most 8 of them,
+//     each a relative perturbation <= u of a quantity bounded by c_i: k_ops = 8;
+//   * the two reductions over m values (mean, sum of squares). Worst case gamma(m) u
+//     (Higham 2002, eq. 4.4) is no gate (it is 4096 at d = 4096 while the fault classes
+//     we must reject sit at 26 .. 2e7); the rounding errors of a recursive sum behave as
+//     a random walk, whose size is sqrt(m) u sum|a_j| for the worst (sequential, same-sign)
+//     summation order (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019: lambda sqrt(m) u
+//     with lambda ~ 1 at one standard deviation; a shifted row, mean >> std, is the
+//     same-sign case). Blocked, pairwise and tree (GPU warp) reductions do better:
+//     sqrt(m/L + log2 L). We grant the sequential order: k_sum = sqrt(m).
+// Gate: stab <= 1 + 8 + sqrt(m).  At m = 768: 36.7; m = 4096: 73; m = 65536: 265.
+//
+// What it rejects (DESIGN.md simulation, LN f32, d <= 4097): one-pass E[x^2]-E[x]^2
+// gives 583 .. inf on shifted rows (mean 1e4); eps outside the sqrt gives 26 .. 2e7 and
+// 2e7 on the tiny-variance cases (var 1e-12, eps 1e-5: gain 90909 vs 316); binary16
+// accumulation gives 8e3 .. inf. The bundled degenerate cases put each of these well
+// above the gate at every m they use.
+//
+// f16/bf16 outputs: ulp_out/2 dominates the denominator and the gate reads as
+// "within ~ (9 + sqrt(m))/2 ULP of the output or, where the exact output is near 0,
+// within the accumulation error"; f64: u = 2^-53, same formula.
+#include "checks/budget.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace normcheck {
+
+std::int64_t group_size(const Problem& p) { return row_layout(p).m; }
+
+Gate default_gate(const Problem& p) {
+  const double m = static_cast<double>(group_size(p));
+  const double k_ops = 8.0;
+  Gate g;
+  g.metric = Metric::stab;
+  g.max = 1.0 + k_ops + std::sqrt(m);
+  g.source = fmt::format("default: 1 + 8 + sqrt(m), m = {}", static_cast<std::int64_t>(m));
+  return g;
+}
+
+}  // namespace normcheck

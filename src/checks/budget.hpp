@@ -1,0 +1,26 @@
+// Default error budgets (gates) per op and dtype: data, with the analysis beside it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "checks/metrics.hpp"
+#include "spec/op.hpp"
+
+namespace normcheck {
+
+/// A gate: the case passes when metric <= max.
+struct Gate {
+  Metric metric = Metric::stab;
+  double max = 0;
+  std::string source;  ///< "default: <formula>" or "case file"
+};
+
+/// The default gate for a problem (op, out dtype, accumulation dtype, group size m).
+/// See budget.cpp for the error analysis behind the formula.
+Gate default_gate(const Problem& p);
+
+/// Group size m (values per normalization statistic) of a validated problem.
+std::int64_t group_size(const Problem& p);
+
+}  // namespace normcheck

@@ -1,0 +1,97 @@
+#include "checks/metrics.hpp"
+
+#include <cmath>
+
+namespace normcheck {
+
+std::string_view to_string(Metric m) noexcept {
+  switch (m) {
+    case Metric::abs: return "abs";
+    case Metric::rel: return "rel";
+    case Metric::ulp: return "ulp";
+    case Metric::nmse: return "nmse";
+    case Metric::stab: return "stab";
+  }
+  return "?";
+}
+
+std::optional<Metric> parse_metric(std::string_view s) noexcept {
+  for (Metric m : {Metric::abs, Metric::rel, Metric::ulp, Metric::nmse, Metric::stab})
+    if (to_string(m) == s) return m;
+  return std::nullopt;
+}
+
+const Worst& MetricSet::worst(Metric m) const {
+  switch (m) {
+    case Metric::abs: return abs;
+    case Metric::rel: return rel;
+    case Metric::ulp: return ulp;
+    case Metric::stab: return stab;
+    case Metric::nmse: return abs;
+  }
+  return abs;
+}
+
+namespace {
+void update(Worst& w, double v, std::int64_t i, double got, long double exact) {
+  if (w.index < 0 || v > w.value || (std::isnan(v) && !std::isnan(w.value))) {
+    w.value = v; w.index = i; w.got = got; w.exact = exact;
+  }
+}
+}  // namespace
+
+MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc) {
+  MetricSet s;
+  const long double u_acc = unit_roundoff(acc);
+  long double se = 0, sr = 0;
+  const std::int64_t n = got.size();
+  s.count = n;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double y = got.get(i);
+    const long double r = ref.exact[static_cast<std::size_t>(i)];
+    long double e;
+    bool mismatch = false;
+    if (std::isnan(r) || std::isnan(y)) {
+      mismatch = std::isnan(r) != std::isnan(y);
+      e = mismatch ? HUGE_VALL : 0;
+    } else if (std::isinf(r) || std::isinf(y)) {
+      mismatch = !(r == y);
+      e = mismatch ? HUGE_VALL : 0;
+    } else {
+      e = std::fabs(static_cast<long double>(y) - r);
+    }
+    s.nan_mismatches += mismatch;
+    const long double ar = std::fabs(r);
+    const long double rel = e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar);
+    const long double u = ulp(out, std::isfinite(r) ? r : 0.0L);
+    const long double c = ref.cond[static_cast<std::size_t>(i)];
+    const long double denom = u / 2 + u_acc * (std::isfinite(c) ? c : 0.0L);
+    update(s.abs, static_cast<double>(e), i, y, r);
+    update(s.rel, static_cast<double>(rel), i, y, r);
+    update(s.ulp, static_cast<double>(e / u), i, y, r);
+    update(s.stab, static_cast<double>(e == 0 ? 0 : e / denom), i, y, r);
+    if (std::isfinite(r)) { se += e * e; sr += r * r; }
+  }
+  s.nmse = static_cast<double>(se == 0 ? 0 : (sr == 0 ? HUGE_VALL : se / sr));
+  for (Worst* w : {&s.abs, &s.rel, &s.ulp, &s.stab})
+    if (w->index >= 0) w->coords = unravel(got.shape(), w->index);
+  return s;
+}
+
+LiteralError compare_literal(const Tensor& got, const std::vector<double>& expected, DType out) {
+  LiteralError le;
+  for (std::int64_t i = 0; i < got.size(); ++i) {
+    const double y = got.get(i), r = expected[static_cast<std::size_t>(i)];
+    double e;
+    if (std::isnan(r) || std::isnan(y)) e = std::isnan(r) == std::isnan(y) ? 0 : HUGE_VAL;
+    else if (std::isinf(r) || std::isinf(y)) e = r == y ? 0 : HUGE_VAL;
+    else e = std::fabs(y - r);
+    update(le.abs, e, i, y, r);
+    update(le.ulp, e == 0 ? 0 : e / ulp(out, std::isfinite(r) ? r : 0.0), i, y, r);
+  }
+  for (Worst* w : {&le.abs, &le.ulp})
+    if (w->index >= 0) w->coords = unravel(got.shape(), w->index);
+  return le;
+}
+
+}  // namespace normcheck

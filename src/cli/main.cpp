@@ -1,0 +1,203 @@
+// normcheck command line (CLI11). Exit codes: DESIGN.md "Exit codes".
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cases/case.hpp"
+#include "checks/runner.hpp"
+#include "report/report.hpp"
+
+#ifndef NORMCHECK_VERSION
+#define NORMCHECK_VERSION "0.0.0"
+#endif
+#ifndef NORMCHECK_CASES_DIR
+#define NORMCHECK_CASES_DIR "cases"
+#endif
+
+namespace nc = normcheck;
+
+namespace {
+
+constexpr int kOk = 0, kBadInput = 2;
+
+int usage_error(const std::string& msg) {
+  fmt::print(stderr, "normcheck: {}\n", msg);
+  return kBadInput;
+}
+
+/// Splits "a,b" lists given once or repeated.
+std::vector<std::string> split_list(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (auto& s : in) {
+    std::size_t a = 0;
+    while (a <= s.size()) {
+      std::size_t b = s.find(',', a);
+      if (b == std::string::npos) b = s.size();
+      if (b > a) out.push_back(s.substr(a, b - a));
+      a = b + 1;
+    }
+  }
+  return out;
+}
+
+bool glob_match(const std::string& pat, const std::string& s) { return fnmatch(pat.c_str(), s.c_str(), 0) == 0; }
+
+struct RunArgs {
+  std::vector<std::string> paths, backends, filters, case_names;
+  std::string format = "table", output, dump_dir;
+  bool list = false, strict = false, no_color = false;
+};
+
+int cmd_run(const RunArgs& a) {
+  if (a.format != "table" && a.format != "json" && a.format != "junit")
+    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit)", a.format));
+  std::vector<nc::Case> cases;
+  try {
+    std::vector<std::string> paths = a.paths;
+    if (paths.empty()) {
+      // The bundled cases: ./cases when run from the source tree, else the configured folder.
+      std::error_code ec;
+      paths.push_back(std::filesystem::is_directory("cases", ec) ? "cases" : NORMCHECK_CASES_DIR);
+    }
+    const auto files = nc::find_case_files(paths);
+    if (files.empty()) return usage_error("no case files (*.toml) found");
+    for (const auto& f : files) {
+      auto cs = nc::parse_case_file(f);
+      for (auto& c : cs) {
+        bool keep = a.filters.empty();
+        for (auto& pat : a.filters)
+          keep = keep || glob_match(pat, c.layer) || glob_match(pat, std::string(nc::to_string(c.problem.op))) || glob_match(pat, c.name);
+        if (!a.case_names.empty()) {
+          bool named = false;
+          for (auto& n : a.case_names) named = named || n == c.name;
+          keep = keep && named;
+        }
+        if (keep) cases.push_back(std::move(c));
+      }
+    }
+  } catch (const nc::CaseError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kBadInput;
+  }
+  if (!a.case_names.empty()) {
+    for (auto& n : a.case_names) {
+      bool found = false;
+      for (auto& c : cases) found = found || c.name == n;
+      if (!found) return usage_error(fmt::format("--case {}: no such case in the selected files", n));
+    }
+  }
+  if (a.list) {
+    for (auto& c : cases)
+      fmt::print("{}:{}  {}  layer={} op={} dtype={} x={}{}\n", c.file, c.line, c.name, c.layer, nc::to_string(c.problem.op),
+                 nc::dtype_name(c.problem.out_dtype), nc::shape_str(c.problem.x().shape()),
+                 c.recorded.empty() ? "" : fmt::format(" recorded={}", [&] { std::string s; for (auto& [k, v] : c.recorded) s += (s.empty() ? "" : ",") + k; return s; }()));
+    return kOk;
+  }
+  std::set<std::string> recorded;
+  for (auto& c : cases) for (auto& [k, v] : c.recorded) recorded.insert(k);
+  std::vector<std::string> names = split_list(a.backends);
+  if (names.empty()) {
+    names = nc::default_backends();
+    names.insert(names.end(), recorded.begin(), recorded.end());
+  }
+  std::vector<std::unique_ptr<nc::Backend>> backends;
+  for (auto& n : names) {
+    bool builtin = false;
+    for (auto& [bn, d] : nc::builtin_backends()) builtin = builtin || bn == n;
+    if (!builtin && n.rfind("mutant:", 0) != 0 && !recorded.count(n))
+      return usage_error(fmt::format("--backend {}: unknown backend (built in: {}; recorded in the selected cases: {})", n,
+                                     fmt::join(nc::default_backends(), ", "),
+                                     recorded.empty() ? "none" : fmt::format("{}", fmt::join(recorded, ", "))));
+    try {
+      backends.push_back(nc::make_backend(n));
+    } catch (const std::exception& e) {
+      return usage_error(fmt::format("--backend {}: {}", n, e.what()));
+    }
+    if (a.strict)
+      if (auto why = backends.back()->unavailable()) {
+        fmt::print(stderr, "normcheck: backend {} unavailable under --strict: {}\n", n, *why);
+        return 3;
+      }
+  }
+  nc::RunOptions opt;
+  opt.dump_dir = a.dump_dir;
+  std::vector<nc::CaseResult> results;
+  try {
+    results = nc::run_cases(cases, backends, opt);
+  } catch (const nc::SpecError& e) {
+    return usage_error(fmt::format("{}: {}", e.field, e.what()));
+  }
+  std::string text;
+  const bool tty = a.output.empty() && isatty(fileno(stdout));
+  const bool color = tty && !a.no_color && std::getenv("NO_COLOR") == nullptr;
+  if (a.format == "json") text = nc::format_json(results);
+  else if (a.format == "junit") text = nc::format_junit(results);
+  else text = nc::format_table(results, color);
+  if (a.output.empty()) {
+    fmt::print("{}", text);
+  } else {
+    try {
+      nc::write_atomically(a.output, text);
+    } catch (const std::exception& e) {
+      return usage_error(e.what());
+    }
+    // Keep the human summary on the terminal when the report goes to a file.
+    if (a.format != "table") {
+      const std::string t = nc::format_table(results, false);
+      fmt::print("{}", t.substr(t.rfind('\n', t.size() - 2) + 1));
+    }
+  }
+  if (a.strict)
+    for (auto& r : results)
+      if (r.status == nc::Status::skipped && !r.reason.empty() && r.reason.find("unavailable") != std::string::npos) return 3;
+  return nc::exit_code(results);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
+  app.set_version_flag("--version", NORMCHECK_VERSION);
+  app.require_subcommand(1);
+
+  RunArgs ra;
+  auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
+  run->add_option("paths", ra.paths, "case files or folders (default: the bundled cases)");
+  run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated (default: reference,cpu and recorded sources)");
+  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable)");
+  run->add_option("--case", ra.case_names, "run only the case(s) with this exact name");
+  run->add_option("--format", ra.format, "table | json | junit");
+  run->add_option("--output,-o", ra.output, "write the report to this file (atomically)");
+  run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
+  run->add_flag("--list", ra.list, "list the selected cases and exit");
+  run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
+  run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
+
+  auto* backends = app.add_subcommand("backends", "list built-in backends");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kBadInput;
+  }
+  try {
+    if (*run) return cmd_run(ra);
+    if (*backends) {
+      for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
+      return kOk;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "normcheck: internal error: {}\n", e.what());
+    return 3;
+  }
+  return kOk;
+}

@@ -1,0 +1,155 @@
+#include "core/dtype.hpp"
+
+#include <array>
+#include <cstring>
+
+namespace normcheck {
+
+namespace {
+// precision, min_exp (frexp), max_exp (frexp), max_finite, min_normal, min_subnormal, bytes
+constexpr FormatInfo kF64{53, -1021, 1024, 1.7976931348623157e308, 0x1p-1022, 0x1p-1074, 8};
+constexpr FormatInfo kF32{24, -125, 128, 0x1.fffffep127, 0x1p-126, 0x1p-149, 4};
+constexpr FormatInfo kF16{11, -13, 16, 65504.0, 0x1p-14, 0x1p-24, 2};
+constexpr FormatInfo kBF16{8, -125, 128, 0x1.fep127, 0x1p-126, 0x1p-133, 2};
+}  // namespace
+
+const FormatInfo& format_info(DType t) noexcept {
+  switch (t) {
+    case DType::f64: return kF64;
+    case DType::f32: return kF32;
+    case DType::f16: return kF16;
+    case DType::bf16: return kBF16;
+  }
+  return kF64;
+}
+
+std::string_view dtype_name(DType t) noexcept {
+  switch (t) {
+    case DType::f64: return "f64";
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) noexcept {
+  if (s == "f64" || s == "float64" || s == "double") return DType::f64;
+  if (s == "f32" || s == "float32" || s == "float") return DType::f32;
+  if (s == "f16" || s == "float16" || s == "half") return DType::f16;
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  return std::nullopt;
+}
+
+double unit_roundoff(DType t) noexcept { return std::ldexp(1.0, -format_info(t).precision); }
+
+template <class R>
+static R ulp_impl(DType t, R r) noexcept {
+  using std::frexp; using std::ldexp; using std::fabs;
+  if (std::isnan(r)) return r;
+  const FormatInfo& f = format_info(t);
+  R a = fabs(r);
+  if (std::isinf(a) || a > static_cast<R>(f.max_finite)) a = static_cast<R>(f.max_finite);
+  int e = 0;
+  if (a == 0) e = f.min_exp;
+  else frexp(a, &e);
+  if (e < f.min_exp) e = f.min_exp;
+  return ldexp(static_cast<R>(1), e - f.precision);
+}
+
+double ulp(DType t, double r) noexcept { return ulp_impl<double>(t, r); }
+long double ulp(DType t, long double r) noexcept { return ulp_impl<long double>(t, r); }
+
+bool representable(DType t, double v) noexcept {
+  if (std::isnan(v) || std::isinf(v)) return true;
+  double r = round_to(t, v);
+  return r == v && std::signbit(r) == std::signbit(v);
+}
+
+namespace detail {
+
+double half_bits_to_double(std::uint16_t h) noexcept {
+  const int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+  double v;
+  if (exp == 0x1f) v = frac ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL;
+  else if (exp == 0) v = std::ldexp(static_cast<double>(frac), -24);
+  else v = std::ldexp(static_cast<double>(frac | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+std::uint16_t double_to_half_bits(double v) noexcept {
+  if (std::isnan(v)) return std::signbit(v) ? 0xfe00 : 0x7e00;
+  const double r = round_to(DType::f16, v);
+  const std::uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  const double a = std::fabs(r);
+  if (std::isinf(a)) return sign | 0x7c00;
+  if (a < 0x1p-14) return sign | static_cast<std::uint16_t>(std::ldexp(a, 24));  // subnormal
+  int e = 0;
+  const double m = std::frexp(a, &e);  // a = m 2^e, m in [0.5,1)
+  const auto frac = static_cast<std::uint16_t>(std::ldexp(m, 11)) & 0x3ff;
+  return sign | static_cast<std::uint16_t>((e + 14) << 10) | frac;
+}
+
+double bf16_bits_to_double(std::uint16_t h) noexcept { return bf16_bits_to_float(h); }
+
+std::uint16_t double_to_bf16_bits(double v) noexcept {
+  if (std::isnan(v)) return std::signbit(v) ? 0xffc0 : 0x7fc0;
+  // Rounded to bf16 the value is exactly a binary32 whose low 16 bits are zero.
+  const float f = static_cast<float>(round_to(DType::bf16, v));
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+namespace {
+struct HalfTable {
+  std::array<float, 65536> v{};
+  HalfTable() {
+    for (std::uint32_t i = 0; i < 65536; ++i) v[i] = static_cast<float>(half_bits_to_double(static_cast<std::uint16_t>(i)));
+  }
+};
+const HalfTable& half_table() {
+  static const HalfTable t;
+  return t;
+}
+}  // namespace
+
+float half_bits_to_float(std::uint16_t h) noexcept { return half_table().v[h]; }
+
+std::uint16_t float_to_half_bits(float v) noexcept {
+  // Classic RNE conversion: round the 24-bit significand to 11 bits (or fewer in the
+  // subnormal range) with the carry propagating into the exponent.
+  std::uint32_t x;
+  std::memcpy(&x, &v, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  std::uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: inf
+  if (a < 0x38800000u) {  // below 2^-14: subnormal half (or zero)
+    if (a < 0x33000000u) return static_cast<std::uint16_t>(sign);  // < 2^-25: rounds to 0
+    const int e = static_cast<int>(a >> 23);            // biased f32 exponent
+    const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;  // 24-bit significand
+    const int shift = 126 - e;                            // bits to drop: 14 + (113 - e) - 1
+    const std::uint32_t q = m >> shift;
+    const std::uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    const std::uint32_t r = q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u);
+    return static_cast<std::uint16_t>(sign | r);
+  }
+  // Normal: rebias exponent (127 -> 15) and round 23 -> 10 fraction bits.
+  const std::uint32_t rebased = a - (112u << 23);
+  const std::uint32_t q = rebased >> 13, rem = rebased & 0x1fffu;
+  const std::uint32_t r = q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ? 1u : 0u);
+  return static_cast<std::uint16_t>(sign | r);
+}
+
+std::uint16_t float_to_bf16_bits(float v) noexcept {
+  std::uint32_t x;
+  std::memcpy(&x, &v, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  const std::uint32_t lsb = (x >> 16) & 1u;
+  x += 0x7fffu + lsb;  // RNE; overflow carries into inf correctly
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+}  // namespace detail
+}  // namespace normcheck

@@ -1,0 +1,66 @@
+#include "core/tensor.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace normcheck {
+
+std::int64_t numel(const Shape& s) noexcept {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i) {
+  std::vector<std::int64_t> c(s.size());
+  for (std::size_t k = s.size(); k-- > 0;) {
+    c[k] = s[k] ? i % s[k] : 0;
+    i = s[k] ? i / s[k] : 0;
+  }
+  return c;
+}
+
+Tensor::Tensor(DType t, Shape s) : dtype_(t), shape_(std::move(s)) {
+  bytes_.resize(static_cast<std::size_t>(numel(shape_)) * format_info(t).bytes);
+}
+
+double Tensor::get(std::int64_t i) const noexcept {
+  switch (dtype_) {
+    case DType::f64: return as<double>()[i];
+    case DType::f32: return as<float>()[i];
+    case DType::f16: return detail::half_bits_to_double(as<std::uint16_t>()[i]);
+    case DType::bf16: return detail::bf16_bits_to_double(as<std::uint16_t>()[i]);
+  }
+  return 0;
+}
+
+void Tensor::set(std::int64_t i, double v) noexcept {
+  switch (dtype_) {
+    case DType::f64: as<double>()[i] = v; break;
+    case DType::f32: as<float>()[i] = static_cast<float>(v); break;  // IEEE cast is RNE
+    case DType::f16: as<std::uint16_t>()[i] = detail::double_to_half_bits(v); break;
+    case DType::bf16: as<std::uint16_t>()[i] = detail::double_to_bf16_bits(v); break;
+  }
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  std::vector<double> v(static_cast<std::size_t>(size()));
+  for (std::int64_t i = 0; i < size(); ++i) v[i] = get(i);
+  return v;
+}
+
+Tensor Tensor::from_doubles(DType t, Shape s, const std::vector<double>& v) {
+  Tensor x(t, std::move(s));
+  for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, v[static_cast<std::size_t>(i)]);
+  return x;
+}
+
+Tensor Tensor::cast(DType t) const {
+  Tensor y(t, shape_);
+  for (std::int64_t i = 0; i < size(); ++i) y.set(i, get(i));
+  return y;
+}
+
+}  // namespace normcheck

@@ -1,0 +1,66 @@
+// A dense, row-major tensor holding the bytes of its dtype.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace normcheck {
+
+using Shape = std::vector<std::int64_t>;
+
+/// Number of elements of a shape (1 for the empty shape of a scalar).
+std::int64_t numel(const Shape& s) noexcept;
+/// "[2, 3, 4]".
+std::string shape_str(const Shape& s);
+/// Row-major coordinates of flat index `i` in `s`.
+std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i);
+
+/// Dense row-major tensor: `dtype`, `shape` and numel * bytes(dtype) bytes of storage.
+/// Values are stored in their format (binary16 bits for f16, the upper half of a binary32
+/// for bf16), so a kernel sees exactly what a device buffer holds. get()/set() convert
+/// through double, which holds every value of every format exactly; set() rounds once
+/// (RNE, subnormals, overflow to inf).
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType t, Shape s);
+
+  DType dtype() const noexcept { return dtype_; }
+  const Shape& shape() const noexcept { return shape_; }
+  std::int64_t size() const noexcept { return static_cast<std::int64_t>(bytes_.size() / format_info(dtype_).bytes); }
+  bool empty() const noexcept { return bytes_.empty(); }
+
+  /// Value of element i as a double (exact).
+  double get(std::int64_t i) const noexcept;
+  /// Stores v rounded once to the dtype.
+  void set(std::int64_t i, double v) noexcept;
+
+  /// All values as doubles (exact).
+  std::vector<double> to_doubles() const;
+  /// Builds a tensor of dtype t from doubles (each rounded once).
+  static Tensor from_doubles(DType t, Shape s, const std::vector<double>& v);
+  /// The same values (rounded once) in another dtype.
+  Tensor cast(DType t) const;
+
+  void* data() noexcept { return bytes_.data(); }
+  const void* data() const noexcept { return bytes_.data(); }
+  template <class T> T* as() noexcept { return reinterpret_cast<T*>(bytes_.data()); }
+  template <class T> const T* as() const noexcept { return reinterpret_cast<const T*>(bytes_.data()); }
+  std::size_t nbytes() const noexcept { return bytes_.size(); }
+
+  /// Fills every element with a signalling bit pattern (0xFF bytes: NaN in all formats),
+  /// so that an element a kernel never writes is visible.
+  void poison() noexcept { std::memset(bytes_.data(), 0xff, bytes_.size()); }
+
+ private:
+  DType dtype_ = DType::f32;
+  Shape shape_;
+  std::vector<unsigned char> bytes_;
+};
+
+}  // namespace normcheck
