@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/normcheck_tests_tests-b12d07c.cmake")
-  include("/work/main/build/tests/normcheck_tests_tests-b12d07c.cmake")
-else()
-  add_test(normcheck_tests_NOT_BUILT-b12d07c normcheck_tests_NOT_BUILT-b12d07c)
-endif()

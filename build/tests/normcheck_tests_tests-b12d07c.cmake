@@ -1,1 +1,0 @@
-set( normcheck_tests_TESTS)
