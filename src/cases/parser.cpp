@@ -272,7 +272,10 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
                               "inputs", "expect", "recorded"});
   const toml::table t = merged(defaults, raw);
   // Lines: fields from the case itself point at the case; defaults point at [defaults].
-  auto node = [&](std::string_view k) -> const toml::node* { return raw.get(k) ? raw.get(k) : t.get(k); };
+  // A derived case (base = ...) starts from its base: only its own keys change it, and
+  // [defaults] do not apply again.
+  const bool derived = raw.contains("base");
+  auto node = [&](std::string_view k) -> const toml::node* { return raw.get(k) ? raw.get(k) : derived ? nullptr : t.get(k); };
   Case cs;
   cs.file = c.file;
   cs.line = line;
@@ -329,7 +332,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     if (!base) c.fail(n, f + ".transform", "transform needs a base case");
     p = transform_of(c, *n, f + ".transform").apply(p);
   }
-  cs.layer = std::string(to_string(p.op));
+  cs.layer = base ? base->layer : std::string(to_string(p.op));
   if (auto n = node("layer")) cs.layer = string_of(c, *n, f + ".layer");
   try {
     validate(p);

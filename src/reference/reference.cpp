@@ -1,5 +1,9 @@
 #include "reference/reference.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
 #include <boost/multiprecision/mpfr.hpp>
 
 #include "reference/row_norm.hpp"
@@ -7,18 +11,29 @@
 namespace normcheck::reference {
 
 namespace mp = boost::multiprecision;
-// Digits10 for >= 256, 512, 2304 bits (bits ~ 3.3219 * digits10).
+// Digits10 for >= 256, 512, 1024, 2304 bits (bits ~ 3.3219 * digits10 + 1).
 using mp256 = mp::number<mp::mpfr_float_backend<78>, mp::et_off>;
 using mp512 = mp::number<mp::mpfr_float_backend<155>, mp::et_off>;
 using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
 
-int working_bits(DType t) noexcept {
-  switch (t) {
-    case DType::f16: return 256;
-    case DType::f32: case DType::bf16: return 512;
-    case DType::f64: return 2304;
+using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
+
+int working_bits(const Problem& p) {
+  const Tensor& x = p.x();
+  int emax = INT_MIN, emin = INT_MAX;
+  for (std::int64_t i = 0; i < x.size(); ++i) {
+    const double v = x.get(i);
+    if (v == 0 || !std::isfinite(v)) continue;
+    int e = 0;
+    std::frexp(v, &e);
+    emax = std::max(emax, e);
+    emin = std::min(emin, e);
   }
-  return 2304;
+  const std::int64_t m = std::max<std::int64_t>(row_layout(p).m, 1);
+  int log2m = 0;
+  while ((std::int64_t{1} << log2m) < m) ++log2m;
+  const int range = emax == INT_MIN ? 0 : emax - emin;
+  return std::max(range + format_info(x.dtype()).precision + log2m + 1, 160 + log2m);
 }
 
 namespace {
@@ -62,11 +77,10 @@ ExactOutputs evaluate_rows(const Problem& p) {
 
 ExactOutputs evaluate_exact(const Problem& p) {
   validate(p);
-  switch (p.x().dtype()) {
-    case DType::f16: return evaluate_rows<mp256>(p);
-    case DType::f32: case DType::bf16: return evaluate_rows<mp512>(p);
-    case DType::f64: return evaluate_rows<mp2304>(p);
-  }
+  const int bits = working_bits(p);
+  if (bits <= 256) return evaluate_rows<mp256>(p);
+  if (bits <= 512) return evaluate_rows<mp512>(p);
+  if (bits <= 1024) return evaluate_rows<mp1024>(p);
   return evaluate_rows<mp2304>(p);
 }
 

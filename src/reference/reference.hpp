@@ -23,12 +23,15 @@ struct ExactOutput {
 /// All outputs of the reference, by name ("y", ...).
 using ExactOutputs = std::map<std::string, ExactOutput>;
 
-/// Working precision in bits used for inputs of dtype t: enough for exact sums of any
-/// m < 2^60 values of t (range of t in bits + 60 + guard): 256 for f16, 512 for f32 and
-/// bf16, 2304 for f64. See row_norm.hpp "Exactness".
-int working_bits(DType t) noexcept;
+/// Working precision P in bits the reference needs for problem p (row_norm.hpp "Exactness"):
+/// the sum of any group of x is exact when P >= (e_max - e_min) + p_x + ceil(log2 m) + 1,
+/// with e_max, e_min the exponents of the largest and smallest nonzero |x| and p_x the
+/// precision of x's dtype; the result is then within (m + 8) 2^-P relative, and we also
+/// ask P >= 160 + log2 m so that this is below 2^-100 ULP of binary64. The reference runs
+/// at the smallest of 256, 512, 1024, 2304 bits that is >= P (2304 covers every f64 input).
+int working_bits(const Problem& p);
 
-/// Evaluates p exactly (MPFR at working_bits of x's dtype). Throws SpecError if p is invalid.
+/// Evaluates p exactly (MPFR at working_bits(p)). Throws SpecError if p is invalid.
 ExactOutputs evaluate_exact(const Problem& p);
 
 /// The same formula in binary64, for quick checks and tests of the template itself.
