@@ -330,6 +330,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     data = args.onnx_data or os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+    if not os.path.isdir(data) and args.onnx_data:
+        print(f"error: --onnx-data {data}: no such folder", file=sys.stderr)
+        return 2
     if not os.path.isdir(data):
         print(f"error: {data}: no such folder. onnx {onnx.__version__} does not ship the node test data "
               "(onnx >= 1.23 wheels omit it): install onnx==1.22.0, or pass --onnx-data "
