@@ -1,1 +1,103 @@
+// layer_norm: the reference against the worked examples, the CPU kernel against the reference.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+#include "test_util.hpp"
+
+using namespace normcheck;
+using test::row_problem;
+
+namespace {
+std::vector<double> ref_y(const Problem& p) { return reference::evaluate_exact(p).at("y").rounded.to_doubles(); }
+}  // namespace
+
+TEST_CASE("layer_norm: [1,2,3] gives -+1.2247448713915890 and 0 (mu 2, var 2/3)", "[layer_norm][worked]") {
+  const auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3}));
+  CHECK(test::within_half_ulp_f64(y[0], -1.224744871391589049));
+  CHECK(y[1] == 0.0);
+  CHECK(test::within_half_ulp_f64(y[2], 1.224744871391589049));
+}
+
+TEST_CASE("layer_norm: [1,2,3] with eps 1e-5", "[layer_norm][worked]") {
+  const auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3}, 1e-5));
+  CHECK(test::within_half_ulp_f64(y[0], -1.224735685908390169));
+  CHECK(test::within_half_ulp_f64(y[2], 1.224735685908390169));
+  // var(y) = 0.99998500022499662505
+  const double v = (y[0] * y[0] + y[2] * y[2]) / 3;
+  CHECK(std::fabs(v - 0.99998500022499662505) < 4e-16);
+}
+
+TEST_CASE("layer_norm: [1,2,3,4], [1,3], [11,13], [101,102,103]", "[layer_norm][worked]") {
+  auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 4}, {1, 2, 3, 4}));
+  CHECK(test::within_half_ulp_f64(y[0], -1.341640786499873818));
+  CHECK(test::within_half_ulp_f64(y[1], -0.4472135954999579393));
+  CHECK(test::within_half_ulp_f64(y[2], 0.4472135954999579393));
+  CHECK(test::within_half_ulp_f64(y[3], 1.341640786499873818));
+  y = ref_y(row_problem(Op::layer_norm, DType::f64, {2, 2}, {1, 3, 11, 13}));
+  CHECK(y == std::vector<double>{-1, 1, -1, 1});
+  y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 3}, {101, 102, 103}));
+  CHECK(test::within_half_ulp_f64(y[0], -1.224744871391589049));
+  CHECK(y[1] == 0.0);
+}
+
+TEST_CASE("layer_norm: constant and zero rows give zeros, no NaN, with eps 1e-5", "[layer_norm][degenerate]") {
+  for (double c : {5.0, 0.0}) {
+    const auto y = ref_y(row_problem(Op::layer_norm, DType::f32, {1, 3}, {c, c, c}, 1e-5));
+    for (double v : y) CHECK(v == 0.0);
+  }
+}
+
+TEST_CASE("layer_norm: var 1e-12 with eps 1e-5 caps the gain at 316.2277502", "[layer_norm][degenerate]") {
+  const auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 2}, {-1e-6, 1e-6}, 1e-5));
+  // gain = 1/sqrt(1e-12 + 1e-5) = 316.2277502054508182 (for the binary64 1e-6: ...8053)
+  CHECK(std::fabs(y[1] / 1e-6 - 316.2277502054508) < 1e-9);
+}
+
+TEST_CASE("layer_norm: a NaN or inf row is all NaN, the other rows exact", "[layer_norm][degenerate]") {
+  const auto y = ref_y(row_problem(Op::layer_norm, DType::f32, {3, 3}, {1, 2, 3, 1, NAN, 3, 1, HUGE_VAL, 3}, 1e-5));
+  CHECK(y[0] == static_cast<double>(static_cast<float>(-1.224735685908390169)));
+  for (int i = 3; i < 9; ++i) CHECK(std::isnan(y[i]));
+}
+
+TEST_CASE("layer_norm: the double instantiation of the reference agrees with MPFR", "[layer_norm][reference]") {
+  const auto x = generate_normal(4 * 257, 3.0, 2.0, 7);
+  const Problem p = row_problem(Op::layer_norm, DType::f64, {4, 257}, x, 1e-5);
+  const auto exact = reference::evaluate_exact(p).at("y");
+  const auto dbl = reference::evaluate_double(p).at("y");
+  for (std::size_t i = 0; i < x.size(); ++i)
+    REQUIRE(std::fabs(static_cast<double>(exact.exact[i]) - static_cast<double>(dbl.exact[i])) < 1e-12);
+}
+
+TEST_CASE("layer_norm: reference working precision covers the input range", "[layer_norm][reference]") {
+  CHECK(reference::working_bits(row_problem(Op::layer_norm, DType::f16, {1, 4}, {1, 2, 3, 4})) >= 160);
+  // f64 values 2^-1000 .. 2^1000 in one row: the exact sum needs about 2000 + 53 bits.
+  const int bits = reference::working_bits(row_problem(Op::layer_norm, DType::f64, {1, 2}, {0x1p-1000, 0x1p1000}));
+  CHECK(bits >= 2000 + 53);
+  const auto y = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 2}, {0x1p-1000, 0x1p1000})).at("y");
+  CHECK(y.rounded.get(0) == -1.0);
+  CHECK(y.rounded.get(1) == 1.0);
+}
+
+TEST_CASE("layer_norm: cpu kernel within the default gate on random rows, every d and dtype", "[layer_norm][cpu]") {
+  auto cpu = make_backend("cpu");
+  const auto d = GENERATE(1, 3, 17, 64, 768, 4096, 4097, 65536);
+  const auto dt = GENERATE(DType::f64, DType::f32, DType::f16, DType::bf16);
+  const auto mean = GENERATE(0.0, 100.0);
+  const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(d) * 7 + static_cast<std::uint64_t>(dt) * 3 + (mean > 0);
+  const std::int64_t rows = d >= 65536 ? 2 : 5;
+  INFO(fmt::format("d = {}, dtype = {}, mean = {}, seed = {}", d, dtype_name(dt), mean, seed));
+  Problem p = row_problem(Op::layer_norm, dt, {rows, d}, generate_normal(rows * d, mean, 1.0, seed), 1e-5, Affine::gamma_beta);
+  p.inputs["gamma"] = Tensor::from_doubles(DType::f32, {d}, generate_uniform(d, 0.5, 2.0, seed + 1));
+  p.inputs["beta"] = Tensor::from_doubles(DType::f32, {d}, generate_uniform(d, -1.0, 1.0, seed + 2));
+  const auto ref = reference::evaluate_exact(p);
+  const auto out = cpu->run(p, {});
+  const MetricSet ms = measure(out.at("y"), ref.at("y"), p.out_dtype, p.conv.acc_dtype);
+  const Gate g = default_gate(p);
+  INFO(fmt::format("stab = {} (gate {}), ulp = {}", ms.stab.value, g.max, ms.ulp.value));
+  CHECK(ms.stab.value <= g.max);
+  CHECK(ms.nan_mismatches == 0);
+}

@@ -1,1 +1,66 @@
+// The bundled cases must kill every mutant (a deliberately wrong kernel fails at least one
+// case under the default gates) and pass the reference and cpu backends.
 #include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "checks/runner.hpp"
+#include "test_util.hpp"
+
+using namespace normcheck;
+
+namespace {
+const std::vector<Case>& bundled() {
+  static const std::vector<Case> cases = [] {
+    std::vector<Case> all;
+    for (const auto& f : find_case_files({test::source_path("cases")}))
+      for (auto& c : parse_case_file(f)) all.push_back(std::move(c));
+    return all;
+  }();
+  return cases;
+}
+
+std::set<std::string> failing_cases(const std::string& backend) {
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(make_backend(backend));
+  std::set<std::string> failed;
+  for (const auto& r : run_cases(bundled(), bs, {}))
+    if (r.status == Status::failed || r.status == Status::error) failed.insert(r.cs->name);
+  return failed;
+}
+}  // namespace
+
+TEST_CASE("bundled cases: reference and cpu pass every case", "[mutant][bundled]") {
+  for (const char* b : {"reference", "cpu"}) {
+    INFO(b);
+    const auto failed = failing_cases(b);
+    CHECK(failed.empty());
+    for (auto& f : failed) UNSCOPED_INFO("failed: " << f);
+  }
+}
+
+TEST_CASE("bundled cases: each mutant fails the case aimed at its fault", "[mutant][bundled]") {
+  // fault -> a case that must catch it, by construction of the case.
+  const std::map<std::string, std::string> aimed = {
+      {"eps_outside_sqrt", "ln_var1e-12_eps1e-5_inside"},  // gain 90909 instead of 316
+      {"one_pass_variance", "ln_shift_1e4_d4097"},         // mean 1e4, std 1: cancellation
+      {"f16_accumulation", "layer_norm_random_f16_d4096"},
+      {"eps_missing", "ln_constant_row_eps1e-5"},
+      {"wrong_eps", "ln_var1e-12_eps1e-5_inside"},
+      {"unbiased_variance", "ln_123"},
+      {"no_sqrt", "ln_123"},
+      {"rms_subtracts_mean", "rms_invariance_int_rows"},   // changes_under shift
+      {"ln_no_centering", "ln_11_13"},
+      {"stats_over_sequence", "layer_norm_random_f32_d64"},
+      {"gamma_wrong_axis", "ln_affine_gamma_beta"},
+      {"w_not_one_plus_w", "rms_one_plus_w"},
+      {"tail_unnormalized", "layer_norm_random_f32_d17"},
+  };
+  for (const auto& name : mutant_names()) {
+    INFO("mutant:" << name);
+    REQUIRE(aimed.count(name));
+    const auto failed = failing_cases("mutant:" + name);
+    CHECK(failed.count(aimed.at(name)) == 1);
+  }
+}

@@ -1,1 +1,149 @@
+// Case-file parser: accepted schema and errors that name file:line and field.
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cases/case.hpp"
+
+using namespace normcheck;
+
+namespace {
+std::string write_tmp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "normcheck_parser_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// Parses text and returns the CaseError (fails the test if none is thrown).
+CaseError error_of(const std::string& text) {
+  const std::string path = write_tmp("bad.toml", text);
+  try {
+    parse_case_file(path);
+  } catch (const CaseError& e) {
+    return e;
+  }
+  FAIL("no CaseError for:\n" << text);
+  return CaseError("", 0, "", "");
+}
+}  // namespace
+
+TEST_CASE("parser: a literal case with defaults, nested values and properties", "[parser]") {
+  const auto path = write_tmp("ok.toml", R"(
+[defaults]
+layer = "demo"
+op = "layer_norm"
+dtype = "f16"
+
+[[case]]
+name = "a"
+convention = { eps = 1e-5, affine = "gamma" }
+inputs.x = { values = [[1, 2, 3], [4, 5, 6]] }
+inputs.gamma = { values = [1, 2, 3], dtype = "f32" }
+expect.invariant_under = [{ shift = 10.0 }]
+
+[[case]]
+name = "b"
+base = "a"
+transform = { scale = 2.0 }
+)");
+  const auto cases = parse_case_file(path);
+  REQUIRE(cases.size() == 2);
+  const Problem& p = cases[0].problem;
+  CHECK(cases[0].layer == "demo");
+  CHECK(p.x().shape() == Shape{2, 3});
+  CHECK(p.x().dtype() == DType::f16);
+  CHECK(p.input("gamma")->dtype() == DType::f32);
+  CHECK(p.conv.normalized_shape == Shape{3});
+  CHECK(p.conv.acc_dtype == DType::f32);
+  CHECK(cases[0].properties.size() == 1);
+  CHECK(cases[1].problem.x().get(5) == 12.0);
+  CHECK(cases[1].layer == "demo");
+  CHECK(cases[0].line == 7);
+}
+
+TEST_CASE("parser: generators are deterministic and seeds are reported", "[parser]") {
+  const auto path = write_tmp("gen.toml", R"(
+[[case]]
+name = "g"
+op = "rms_norm"
+dtype = "f32"
+inputs.x = { generator = "normal", mean = 1.0, std = 2.0, seed = 9, shape = [2, 5] }
+)");
+  const auto a = parse_case_file(path), b = parse_case_file(path);
+  CHECK(a[0].problem.x().to_doubles() == b[0].problem.x().to_doubles());
+  CHECK(a[0].seeds.find("seed=9") != std::string::npos);
+}
+
+TEST_CASE("parser: errors name file, line and field", "[parser][errors]") {
+  SECTION("unknown key") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2] }\nepsilon = 1e-5\n");
+    CHECK(e.line == 6);
+    CHECK(e.field == "case.epsilon");
+  }
+  SECTION("negative eps") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2] }\nconvention.eps = -1e-5\n");
+    CHECK(e.line == 6);
+    CHECK(e.field == "case.a.convention.eps");
+  }
+  SECTION("shape and value count mismatch") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { shape = [2, 2], values = [1, 2, 3] }\n");
+    CHECK(e.line == 5);
+    CHECK(e.field == "case.a.inputs.x.values");
+  }
+  SECTION("wrong type") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = 32\ninputs.x = { values = [1, 2] }\n");
+    CHECK(e.line == 4);
+    CHECK(e.field == "case.a.dtype");
+  }
+  SECTION("unknown op and dtype") {
+    CHECK(error_of("[[case]]\nname = \"a\"\nop = \"layernorm\"\ndtype = \"f32\"\ninputs.x = { values = [1] }\n").field == "case.a.op");
+    CHECK(error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"fp8\"\ninputs.x = { values = [1] }\n").field == "case.a.dtype");
+  }
+  SECTION("normalized_shape that is not the trailing dims of x") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [[1, 2, 3]] }\n"
+                            "convention.normalized_shape = [2]\n");
+    CHECK(e.line == 6);
+    CHECK(e.field == "case.a.convention.normalized_shape");
+  }
+  SECTION("gamma of the wrong size") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\nconvention.affine = \"gamma\"\n"
+                            "inputs.x = { values = [1, 2, 3] }\ninputs.gamma = { values = [1, 2] }\n");
+    CHECK(e.line == 7);
+    CHECK(e.field == "case.a.inputs.gamma.shape");
+  }
+  SECTION("missing gamma for affine gamma") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"rms_norm\"\ndtype = \"f32\"\nconvention.affine = \"gamma\"\ninputs.x = { values = [1, 2, 3] }\n");
+    CHECK(e.field == "case.a.inputs.gamma");
+  }
+  SECTION("expected values of the wrong count") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"rms_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2, 3] }\nexpect.values = [1, 2]\n");
+    CHECK(e.line == 6);
+    CHECK(e.field == "case.a.expect.values");
+  }
+  SECTION("duplicate name and unknown base") {
+    CHECK(error_of("[[case]]\nname = \"a\"\nop = \"rms_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1] }\n"
+                   "[[case]]\nname = \"a\"\nop = \"rms_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1] }\n").line == 7);
+    CHECK(error_of("[[case]]\nname = \"b\"\nbase = \"nope\"\n").field == "case.b.base");
+  }
+  SECTION("TOML syntax error") {
+    const auto e = error_of("[[case]]\nname = \"a\nop = 1\n");
+    CHECK(e.line == 2);
+    CHECK(e.field == "toml");
+  }
+  SECTION("the message reads file:line: field: message") {
+    const auto e = error_of("[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2] }\nconvention.eps = -1.0\n");
+    CHECK(std::string(e.what()).find("bad.toml:6: case.a.convention.eps: eps must be finite and >= 0") != std::string::npos);
+  }
+}
+
+TEST_CASE("parser: every bundled case file parses", "[parser][bundled]") {
+  const auto files = find_case_files({std::string(NORMCHECK_SOURCE_DIR) + "/cases"});
+  REQUIRE(files.size() >= 8);
+  for (const auto& f : files) {
+    INFO(f);
+    CHECK_NOTHROW(parse_case_file(f));
+  }
+}

@@ -33,6 +33,10 @@ class Backend {
   virtual std::string description() const = 0;
   /// Reason the backend cannot run at all on this machine (no device, library missing), or nullopt.
   virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+  /// Whether the backend has anything to say about this case at all. A recorded source
+  /// applies only to cases that carry its outputs; elsewhere it is left out of the report
+  /// (not SKIPPED: it never claimed those cases).
+  virtual bool applies(const Problem&, const Recorded&) const { return true; }
   /// Reason this problem is outside the backend's capabilities (SKIPPED), or nullopt.
   virtual std::optional<std::string> unsupported(const Problem& p, const Recorded& rec) const = 0;
   /// Evaluates p. Throws BackendError.

@@ -48,6 +48,7 @@ class RecordedBackend final : public Backend {
   explicit RecordedBackend(std::string n) : name_(std::move(n)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return "outputs recorded in the case files under this name"; }
+  bool applies(const Problem&, const Recorded& rec) const override { return rec.count(name_) != 0; }
   std::optional<std::string> unsupported(const Problem&, const Recorded& rec) const override {
     if (!rec.count(name_)) return fmt::format("{}: no recorded output for this case", name_);
     return std::nullopt;

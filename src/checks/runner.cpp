@@ -57,14 +57,6 @@ void check_outputs(const Problem& p, const Outputs& o, const reference::ExactOut
   }
 }
 
-/// Budget of a property check at element i: what two conforming evaluations may differ by
-/// (each within the gate) plus the exact difference of the two references.
-struct PropertyEval {
-  double max_excess = 0;       // max over i of |y1 - y2| / allowed_i (invariant) ...
-  double max_exact_ratio = 0;  // max over i of |r1 - r2| / allowed_i
-  std::vector<std::int64_t> at;
-};
-
 }  // namespace
 
 void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape) {
@@ -82,6 +74,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
     // Transformed problems of the properties and their references, computed lazily.
     std::vector<std::optional<std::pair<Problem, reference::ExactOutputs>>> prop_ref(cs.properties.size());
     for (auto& be : backends) {
+      if (!be->applies(p, cs.recorded)) continue;
       CaseResult r;
       r.cs = &cs;
       r.backend = be->name();

@@ -1,1 +1,79 @@
-exit 0
+#!/usr/bin/env bash
+# CLI behaviour end to end: exit codes, formats, atomic output, repro lines, --dump-failures.
+# Run by ctest from the source root with NORMCHECK set to the binary.
+set -u
+nc=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+expect() {  # expect NAME WANT_RC CMD...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -20 "$tmp/out" "$tmp/err"; fi
+}
+contains() {  # contains NAME FILE PATTERN
+  if grep -qE "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: no /$3/ in $2"; head -20 "$2"; fi
+}
+
+w=cases/layer_norm/worked_examples.toml
+expect "run worked" 0 "$nc" run "$w"
+contains "table header" "$tmp/out" '^layer +op +backend +dtype +cases +max abs +max ulp +max stab +verdict'
+contains "no colour when piped" "$tmp/out" '^layer_norm/worked +layer_norm +cpu +f64 +[0-9]+ .* PASS$'
+
+expect "mutant fails" 1 "$nc" run "$w" --backend mutant:eps_missing
+contains "repro line" "$tmp/out" "rerun: normcheck run $w --case [a-z0-9_-]+ --backend mutant:eps_missing"
+
+expect "junit" 1 "$nc" run "$w" --backend cpu,mutant:no_sqrt --format junit --output "$tmp/r.xml"
+if command -v xmllint >/dev/null; then expect "junit is valid xml" 0 xmllint --noout "$tmp/r.xml"; fi
+contains "junit failure" "$tmp/r.xml" '<failure message='
+
+expect "json" 0 "$nc" run "$w" --format json --output "$tmp/r.json"
+expect "json parses" 0 python3 -c "import json,sys; j=json.load(open('$tmp/r.json')); assert j['summary']['failed']==0 and j['summary']['passed']>0"
+
+expect "list" 0 "$nc" run --list
+contains "list shows cases" "$tmp/out" 'ln_123 +layer=layer_norm/worked op=layer_norm dtype=f64'
+
+expect "filter and case" 0 "$nc" run "$w" --case ln_13 --backend cpu --format json --output "$tmp/one.json"
+expect "one case only" 0 python3 -c "import json; j=json.load(open('$tmp/one.json')); assert len(j['cases'])==1, j['cases']"
+expect "filter glob" 0 "$nc" run --filter 'rms_norm/wor*' --backend cpu --format json --output "$tmp/f.json"
+expect "filter keeps one layer" 0 python3 -c "import json; j=json.load(open('$tmp/f.json')); assert {c['layer'] for c in j['cases']}=={'rms_norm/worked'}"
+
+expect "dump failures" 1 "$nc" run "$w" --case ln_123 --backend mutant:no_sqrt --dump-failures "$tmp/dump"
+expect "dump has npy" 0 test -s "$tmp/dump/ln_123__mutant_no_sqrt/exact.npy" -a -s "$tmp/dump/ln_123__mutant_no_sqrt/x.npy" -a -s "$tmp/dump/ln_123__mutant_no_sqrt/y.npy"
+
+# Bad input: exit 2, message with file:line: field.
+printf '[[case]]\nname = "a"\nop = "layer_norm"\ndtype = "f32"\ninputs.x = { values = [1, 2] }\nconvention.eps = -1.0\n' >"$tmp/bad.toml"
+expect "bad case file" 2 "$nc" run "$tmp/bad.toml"
+contains "error names file line field" "$tmp/err" "bad.toml:6: case.a.convention.eps: eps must be finite"
+expect "missing file" 2 "$nc" run "$tmp/nope.toml"
+expect "unknown backend" 2 "$nc" run "$w" --backend cpuu
+expect "unknown format" 2 "$nc" run "$w" --format xml
+expect "unknown option" 2 "$nc" run --frobnicate
+expect "unknown mutant" 2 "$nc" run "$w" --backend mutant:nope
+
+# A report is never half-written: a write that cannot complete leaves no file behind
+# and an existing report untouched.
+expect "output in a missing folder" 2 "$nc" run "$w" --format json --output "$tmp/no/such/dir/r.json"
+expect "no partial file" 1 test -e "$tmp/no/such/dir/r.json"
+mkdir "$tmp/isdir"
+expect "output onto a folder" 2 "$nc" run "$w" --format json --output "$tmp/isdir"
+expect "folder untouched" 0 test -d "$tmp/isdir"
+expect "no temp files left" 0 bash -c "! ls '$tmp' | grep -q '\.tmp\.'"
+
+# A recorded source whose output has the wrong dtype is a backend error: exit 3.
+cat >"$tmp/rec.toml" <<'T'
+[[case]]
+name = "rec"
+op = "layer_norm"
+dtype = "f32"
+convention.eps = 0.0
+inputs.x = { values = [1, 3] }
+recorded.broken.y = { values = [-1, 1], dtype = "f16" }
+T
+expect "backend error" 3 "$nc" run "$tmp/rec.toml"
+contains "error reason" "$tmp/out" "ERROR rec on broken"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

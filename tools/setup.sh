@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs normcheck's build dependencies from Debian's packages (idempotent).
+# Usage: tools/setup.sh          (as root, or with sudo available)
+set -euo pipefail
+pkgs=(cmake g++ make pkg-config catch2 libfmt-dev libcli11-dev libboost-dev libmpfr-dev libgmp-dev
+      libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxtensor-dev libxml2-utils python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all dependencies present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
