@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cases/case.hpp"
+#include "checks/golden.hpp"
 #include "checks/runner.hpp"
 #include "report/report.hpp"
 
@@ -161,6 +162,31 @@ int cmd_run(const RunArgs& a) {
   return nc::exit_code(results);
 }
 
+int cmd_golden(std::vector<std::string> paths, bool update) {
+  if (paths.empty()) {
+    std::error_code ec;
+    paths.push_back(std::filesystem::is_directory("cases", ec) ? "cases" : NORMCHECK_CASES_DIR);
+  }
+  try {
+    int bad = 0;
+    for (const auto& f : nc::find_case_files(paths)) {
+      if (update) {
+        fmt::print("wrote {}\n", nc::write_golden(f, NORMCHECK_VERSION));
+        continue;
+      }
+      for (const auto& m : nc::check_golden(f)) {
+        ++bad;
+        fmt::print("MISMATCH {} {}: {}\n", m.case_file, m.case_name, m.what);
+      }
+    }
+    if (!update) fmt::print("golden: {}\n", bad ? fmt::format("{} mismatches", bad) : std::string("reference matches every golden file"));
+    return bad ? 1 : kOk;
+  } catch (const nc::CaseError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kBadInput;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,6 +209,12 @@ int main(int argc, char** argv) {
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
 
+  std::vector<std::string> golden_paths;
+  bool golden_update = false;
+  auto* golden = app.add_subcommand("golden", "check the reference against golden/ (or rewrite golden/ with --update)");
+  golden->add_option("paths", golden_paths, "case files or folders (default: the bundled cases)");
+  golden->add_flag("--update", golden_update, "rewrite the golden files of these case files");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -191,6 +223,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(ra);
+    if (*golden) return cmd_golden(golden_paths, golden_update);
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
       return kOk;

@@ -75,5 +75,16 @@ T
 expect "backend error" 3 "$nc" run "$tmp/rec.toml"
 contains "error reason" "$tmp/out" "ERROR rec on broken"
 
+# Golden files: a changed stored value is caught; --update rewrites; files outside cases/ are refused.
+mkdir -p "$tmp/g/cases" "$tmp/g/golden"
+cp "$w" "$tmp/g/cases/w.toml"
+expect "golden missing" 1 "$nc" golden "$tmp/g/cases/w.toml"
+expect "golden update" 0 "$nc" golden --update "$tmp/g/cases/w.toml"
+expect "golden matches" 0 "$nc" golden "$tmp/g/cases/w.toml"
+sed -i '0,/"-0x1\.3988e1409212/s//"-0x1.3988e1409213/' "$tmp/g/golden/w.json"
+expect "golden tampered" 1 "$nc" golden "$tmp/g/cases/w.toml"
+contains "golden names the case" "$tmp/out" 'MISMATCH .*w.toml ln_[0-9_]+: output y differs .* first at flat index 0'
+expect "golden outside cases/" 2 "$nc" golden "$tmp/bad.toml"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

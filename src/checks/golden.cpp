@@ -1,0 +1,112 @@
+#include "checks/golden.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reference/reference.hpp"
+#include "report/report.hpp"
+
+namespace normcheck {
+
+namespace {
+namespace fs = std::filesystem;
+constexpr std::int64_t kMaxListed = 4096;
+
+std::string hex(double v) {
+  if (std::isnan(v)) return "nan";
+  return fmt::format("{:a}", v);
+}
+
+std::string digest(const Tensor& t) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  const auto* b = static_cast<const unsigned char*>(t.data());
+  for (std::size_t i = 0; i < t.nbytes(); ++i) { h ^= b[i]; h *= 1099511628211ull; }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+nlohmann::json outputs_json(const Case& cs) {
+  nlohmann::json j;
+  j["op"] = to_string(cs.problem.op);
+  j["dtype"] = dtype_name(cs.problem.out_dtype);
+  j["precision_bits"] = reference::working_bits(cs.problem);
+  if (!cs.seeds.empty()) j["seeds"] = cs.seeds;
+  for (auto& [name, out] : reference::evaluate_exact(cs.problem)) {
+    nlohmann::json o;
+    o["shape"] = out.rounded.shape();
+    o["digest"] = digest(out.rounded);
+    if (out.rounded.size() <= kMaxListed) {
+      std::vector<std::string> v;
+      for (std::int64_t i = 0; i < out.rounded.size(); ++i) v.push_back(hex(out.rounded.get(i)));
+      o["values"] = v;
+    }
+    j["outputs"][name] = o;
+  }
+  return j;
+}
+}  // namespace
+
+std::string golden_path(const std::string& case_file) {
+  const fs::path p = fs::path(case_file).lexically_normal();
+  fs::path root, rel;
+  bool found = false;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    if (!found && *it == "cases") { found = true; continue; }
+    (found ? rel : root) /= *it;
+  }
+  if (!found || rel.empty()) throw CaseError(case_file, 0, "path", "golden files exist only for case files under a folder named cases/");
+  rel.replace_extension(".json");
+  return (root / "golden" / rel).string();
+}
+
+std::vector<GoldenMismatch> check_golden(const std::string& case_file) {
+  std::vector<GoldenMismatch> out;
+  const std::string gp = golden_path(case_file);
+  std::ifstream f(gp);
+  if (!f) return {{case_file, "", fmt::format("no golden file {} (create it with: normcheck golden --update {})", gp, case_file)}};
+  nlohmann::json g;
+  try {
+    g = nlohmann::json::parse(f);
+  } catch (const std::exception& e) {
+    return {{case_file, "", fmt::format("{}: not valid JSON: {}", gp, e.what())}};
+  }
+  const auto cases = parse_case_file(case_file);
+  for (const auto& cs : cases) {
+    if (!g["cases"].contains(cs.name)) { out.push_back({case_file, cs.name, fmt::format("missing from {}", gp)}); continue; }
+    const nlohmann::json now = outputs_json(cs);
+    const nlohmann::json& was = g["cases"][cs.name];
+    for (auto& [name, o] : now["outputs"].items()) {
+      if (!was["outputs"].contains(name)) { out.push_back({case_file, cs.name, fmt::format("output {} missing", name)}); continue; }
+      const auto& w = was["outputs"][name];
+      if (w["digest"] != o["digest"] || w.value("values", nlohmann::json()) != o.value("values", nlohmann::json())) {
+        std::string where;
+        if (w.contains("values") && o.contains("values"))
+          for (std::size_t i = 0; i < o["values"].size() && i < w["values"].size(); ++i)
+            if (o["values"][i] != w["values"][i]) {
+              where = fmt::format(" first at flat index {}: golden {} now {}", i, w["values"][i].get<std::string>(),
+                                  o["values"][i].get<std::string>());
+              break;
+            }
+        out.push_back({case_file, cs.name, fmt::format("output {} differs from {}{}", name, gp, where)});
+      }
+    }
+  }
+  return out;
+}
+
+std::string write_golden(const std::string& case_file, const std::string& version) {
+  const std::string gp = golden_path(case_file);
+  nlohmann::json g;
+  g["generator"] = fmt::format("normcheck {} golden --update", version);
+  g["source"] = fs::path(case_file).lexically_normal().string();
+  g["rounding"] = "MPFR reference rounded once to nearest even; values as C99 hex floats";
+  for (const auto& cs : parse_case_file(case_file)) g["cases"][cs.name] = outputs_json(cs);
+  fs::create_directories(fs::path(gp).parent_path());
+  write_atomically(gp, g.dump(1) + "\n");
+  return gp;
+}
+
+}  // namespace normcheck
