@@ -62,7 +62,7 @@ TEST_CASE("metrics: nmse is sum (y - r)^2 / sum r^2", "[metrics][nmse]") {
   CHECK(measure(got, ref, DType::f64, DType::f64).nmse == Approx(0.25 / 25.0));
 }
 
-TEST_CASE("metrics: NaN where NaN is exact costs nothing; NaN elsewhere is infinite", "[metrics][nan]") {
+TEST_CASE("metrics: NaN where NaN is exact costs nothing, NaN elsewhere is infinite", "[metrics][nan]") {
   const auto ref = exact_of(DType::f32, {2, 2}, {NAN, NAN, 1.0L, 2.0L}, {NAN, NAN, 1, 1});
   Tensor got = Tensor::from_doubles(DType::f32, {2, 2}, {NAN, NAN, 1.0, 2.0});
   MetricSet m = measure(got, ref, DType::f32, DType::f32);

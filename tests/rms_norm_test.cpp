@@ -54,7 +54,7 @@ TEST_CASE("rms_norm: scale invariant, not shift invariant", "[rms_norm][invarian
   CHECK(c[0] != a[0]);
 }
 
-TEST_CASE("rms_norm: zero row with eps gives zeros; without eps NaN", "[rms_norm][degenerate]") {
+TEST_CASE("rms_norm: zero row with eps gives zeros, without eps NaN", "[rms_norm][degenerate]") {
   for (double v : ref_y(row_problem(Op::rms_norm, DType::f32, {1, 3}, {0, 0, 0}, 1e-5))) CHECK(v == 0.0);
   for (double v : ref_y(row_problem(Op::rms_norm, DType::f32, {1, 3}, {0, 0, 0}, 0.0))) CHECK(std::isnan(v));
 }

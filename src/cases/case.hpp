@@ -26,6 +26,9 @@ struct Transform {
   double scale = 1;
   std::string str() const;  ///< "shift(10)", "scale(5)", "scale(5)+shift(10)"
   Problem apply(const Problem& p) const;
+  /// Whether scale * x + shift is exact (no rounding) in x's dtype for every element of x,
+  /// decided with error-free transformations (fma for the product, TwoSum for the sum).
+  bool exact_on(const Problem& p) const;
 };
 
 /// A metamorphic property of the backend's own outputs: y(T x) vs y(x).

@@ -15,7 +15,8 @@
 namespace normcheck {
 
 CaseError::CaseError(std::string file_, int line_, std::string field_, const std::string& msg)
-    : std::runtime_error(fmt::format("{}:{}: {}: {}", file_, line_, field_, msg)),
+    : std::runtime_error(line_ > 0 ? fmt::format("{}:{}: {}: {}", file_, line_, field_, msg)
+                                   : fmt::format("{}: {}: {}", file_, field_, msg)),
       file(std::move(file_)), line(line_), field(std::move(field_)) {}
 
 std::string Transform::str() const {
@@ -30,6 +31,21 @@ Problem Transform::apply(const Problem& p) const {
   Tensor& x = q.inputs.at("x");
   for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, x.get(i) * scale + shift);
   return q;
+}
+
+bool Transform::exact_on(const Problem& p) const {
+  const Tensor& x = p.x();
+  for (std::int64_t i = 0; i < x.size(); ++i) {
+    const double v = x.get(i);
+    if (!std::isfinite(v)) continue;
+    const double prod = v * scale;
+    if (!std::isfinite(prod) || std::fma(v, scale, -prod) != 0) return false;
+    const double sum = prod + shift;
+    const double bp = sum - shift;  // TwoSum: the error of prod + shift is zero iff ...
+    if (!std::isfinite(sum) || (prod - bp) + (shift - (sum - bp)) != 0) return false;
+    if (!representable(x.dtype(), sum)) return false;
+  }
+  return true;
 }
 
 std::vector<double> generate_normal(std::int64_t n, double mean, double stddev, std::uint64_t seed) {
@@ -446,19 +462,33 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
   std::vector<std::string> files;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec)) {
+    const auto st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) throw CaseError(p, 0, "path", ec ? ec.message() : "no such file or directory");
+    if (fs::is_directory(st)) {
       std::vector<std::string> found;
-      for (auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".toml") found.push_back(e.path().string());
+      fs::recursive_directory_iterator it(p, fs::directory_options::none, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        if (it->is_regular_file(e2) && it->path().extension() == ".toml") found.push_back(it->path().string());
+      }
+      if (ec) throw CaseError(p, 0, "path", fmt::format("cannot list the folder: {}", ec.message()));
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(p, ec)) {
+    } else if (fs::is_regular_file(st)) {
       files.push_back(p);
     } else {
-      throw CaseError(p, 0, "path", "no such file or directory");
+      throw CaseError(p, 0, "path", "not a regular file or folder");
     }
   }
-  return files;
+  // The same file named twice (directly and through its folder) runs once.
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (auto& f : files) {
+    std::error_code ec;
+    const auto canon = fs::weakly_canonical(f, ec).string();
+    if (seen.insert(ec ? f : canon).second) unique.push_back(f);
+  }
+  return unique;
 }
 
 }  // namespace normcheck

@@ -40,7 +40,7 @@ int severity(Status s) {
 std::string coords_str(const std::vector<std::int64_t>& c) { return fmt::format("[{}]", fmt::join(c, ",")); }
 
 std::string worst_str(const Worst& w) {
-  return fmt::format("at {} got {:.9g} exact {:.17Lg}", coords_str(w.coords), w.got, w.exact);
+  return fmt::format("at {} got {:.17g} exact {:.17Lg}", coords_str(w.coords), w.got, w.exact);
 }
 
 /// Checks that a backend's outputs have the shape and dtype the problem defines.
@@ -58,6 +58,14 @@ void check_outputs(const Problem& p, const Outputs& o, const reference::ExactOut
 }
 
 }  // namespace
+
+std::string shell_quote(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=+,@%-") == std::string::npos;
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape) {
   std::vector<std::size_t> s(shape.begin(), shape.end());
@@ -78,7 +86,8 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       CaseResult r;
       r.cs = &cs;
       r.backend = be->name();
-      r.repro = fmt::format("normcheck run {} --case {} --backend {}", cs.file, cs.name, be->name());
+      r.repro = fmt::format("{} run {} --case {} --backend {}", shell_quote(opt.program), shell_quote(cs.file),
+                            shell_quote(cs.name), shell_quote(be->name()));
       const auto t0 = std::chrono::steady_clock::now();
       if (auto why = be->unavailable()) {
         r.status = Status::skipped; r.reason = *why;
@@ -109,10 +118,13 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       };
       {
         const double v = ms.value(cs.gate.metric);
-        const Worst& w = ms.worst(cs.gate.metric == Metric::nmse ? Metric::abs : cs.gate.metric);
+        // nmse is one number for the whole output: no worst element (the abs one is shown).
+        const bool whole = cs.gate.metric == Metric::nmse;
+        const Worst& w = ms.worst(whole ? Metric::abs : cs.gate.metric);
         add("gate", v <= cs.gate.max,
-            fmt::format("{} = {:.4g} (limit {:.4g}, {}) {}{}", to_string(cs.gate.metric), v, cs.gate.max, cs.gate.source,
-                        worst_str(w), ms.nan_mismatches ? fmt::format("; {} NaN/inf mismatches", ms.nan_mismatches) : ""));
+            fmt::format("{} = {:.4g} (limit {:.4g}, {}) {}{}{}", to_string(cs.gate.metric), v, cs.gate.max, cs.gate.source,
+                        whole ? "; max abs " : "", worst_str(w),
+                        ms.nan_mismatches ? fmt::format("; {} NaN/inf mismatches", ms.nan_mismatches) : ""));
       }
       if (cs.expected) {
         if (cs.expected_tolerance_abs) {
@@ -153,40 +165,56 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
           r.checks.push_back({pname, Status::error, fmt::format("{}: {}", be->name(), e.what())});
           continue;
         }
-        // allowed_i: each evaluation within the gate of its own exact value.
+        // allowed_i: each evaluation within the gate of its own exact value. The exact outputs
+        // decide first whether the property can be tested on these inputs at all.
         const Tensor& y2 = qo.at("y");
         const auto& r1 = ry; const auto& r2 = qref.at("y");
         const long double u = unit_roundoff(p.conv.acc_dtype);
         double max_diff = 0, max_exact = 0;
-        std::int64_t at = -1, nan_diff = 0;
+        std::int64_t at = -1, exact_at = -1, nan_diff = 0, exact_nan_diff = 0;
         for (std::int64_t i = 0; i < y.size(); ++i) {
-          const double a = y.get(i), b = y2.get(i);
-          if (std::isnan(a) || std::isnan(b)) { nan_diff += std::isnan(a) != std::isnan(b); continue; }
           const long double e1 = r1.exact[i], e2 = r2.exact[i];
-          const long double allowed = cs.gate.max * (ulp(p.out_dtype, e1) / 2 + u * r1.cond[i]) +
-                                      cs.gate.max * (ulp(p.out_dtype, e2) / 2 + u * r2.cond[i]);
-          const double dv = static_cast<double>(std::fabs(static_cast<long double>(a) - b) / allowed);
-          const double de = static_cast<double>(std::fabs(e1 - e2) / allowed);
-          if (dv > max_diff || at < 0) { max_diff = dv; at = i; }
-          max_exact = std::max(max_exact, de);
+          if (std::isnan(e1) || std::isnan(e2)) {
+            if (std::isnan(e1) != std::isnan(e2)) { ++exact_nan_diff; if (exact_at < 0) exact_at = i; }
+          } else {
+            const long double allowed1 = cs.gate.max * (ulp(p.out_dtype, e1) / 2 + u * r1.cond[i]);
+            const long double allowed = allowed1 + cs.gate.max * (ulp(p.out_dtype, e2) / 2 + u * r2.cond[i]);
+            // Invariance is testable only where the exact outputs agree within the base input's own
+            // budget (an ill-conditioned Tx must not make any difference look acceptable); a change
+            // is certain only beyond both budgets.
+            const double de = static_cast<double>(std::fabs(e1 - e2) / (inv ? allowed1 : allowed));
+            if (de > max_exact) { max_exact = de; exact_at = i; }
+            const double a = y.get(i), b = y2.get(i);
+            if (std::isnan(a) || std::isnan(b)) { nan_diff += std::isnan(a) != std::isnan(b); continue; }
+            const double dv = static_cast<double>(std::fabs(static_cast<long double>(a) - b) / allowed);
+            if (dv > max_diff || at < 0) { max_diff = dv; at = i; }
+          }
         }
-        const auto coords = at >= 0 ? coords_str(unravel(y.shape(), at)) : "[]";
+        const auto where = [&](std::int64_t i) { return i >= 0 ? coords_str(unravel(y.shape(), i)) : std::string("[]"); };
+        const std::string exact_diff = exact_nan_diff
+            ? fmt::format("{} elements NaN on one side only (first at {})", exact_nan_diff, where(exact_at))
+            : fmt::format("{:.3g} budgets at {}", max_exact, where(exact_at));
         if (inv) {
-          // The exact outputs must agree for the property to be testable on these inputs.
-          if (max_exact > 0.5) {
-            r.checks.push_back({pname, Status::mistrusted,
-                                fmt::format("exact outputs differ by {:.3g} budgets: the rounded inputs break the invariance", max_exact)});
+          if (exact_nan_diff || max_exact > 0.5) {
+            if (pr.transform.exact_on(p))
+              add(pname, false, fmt::format("the property is false in exact arithmetic: the exact outputs differ by {} "
+                                            "(the case claims an invariance the op does not have)", exact_diff));
+            else
+              r.checks.push_back({pname, Status::mistrusted,
+                                  fmt::format("the transformed inputs round (or overflow) in {}: the exact outputs differ by {}",
+                                              dtype_name(p.x().dtype()), exact_diff)});
           } else {
             add(pname, max_diff <= 1 && nan_diff == 0,
-                fmt::format("max |y(Tx) - y(x)| = {:.3g} budgets at {}{}", max_diff, coords, nan_diff ? fmt::format(", {} NaN differences", nan_diff) : ""));
+                fmt::format("max |y(Tx) - y(x)| = {:.3g} budgets at {}{}", max_diff, where(at),
+                            nan_diff ? fmt::format(", {} NaN differences", nan_diff) : ""));
           }
         } else {
-          if (max_exact <= 1) {
+          if (!exact_nan_diff && max_exact <= 1) {
             r.checks.push_back({pname, Status::mistrusted,
-                                fmt::format("exact outputs differ by only {:.3g} budgets: the case cannot show a change", max_exact)});
+                                fmt::format("the exact outputs differ by only {}: the case cannot show a change", exact_diff)});
           } else {
             add(pname, max_diff > 1 || nan_diff > 0,
-                fmt::format("max |y(Tx) - y(x)| = {:.3g} budgets (exact: {:.3g}) at {}", max_diff, max_exact, coords));
+                fmt::format("max |y(Tx) - y(x)| = {:.3g} budgets at {} (exact: {})", max_diff, where(at), exact_diff));
           }
         }
       }
@@ -194,16 +222,24 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       for (auto& c : r.checks) if (severity(c.status) > severity(r.status)) r.status = c.status;
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (r.status == Status::failed && !opt.dump_dir.empty()) {
+        // <dump_dir>/<case>__<backend>/{x,gamma,beta}.npy (inputs), y.npy (the backend's output),
+        // exact.npy (the exact value rounded to binary64), exact_rounded.npy (rounded to the
+        // output dtype): all float64, which holds every value of every dtype exactly.
         namespace fs = std::filesystem;
-        std::string bn = be->name();
-        for (char& ch : bn) if (ch == ':' || ch == '/') ch = '_';
-        const fs::path dir = fs::path(opt.dump_dir) / fmt::format("{}__{}", cs.name, bn);
-        fs::create_directories(dir);
-        for (auto& [name, t] : p.inputs) write_npy((dir / (name + ".npy")).string(), t.to_doubles(), t.shape());
-        write_npy((dir / "y.npy").string(), y.to_doubles(), y.shape());
-        std::vector<double> ex(ry.exact.begin(), ry.exact.end());
-        write_npy((dir / "exact.npy").string(), ex, y.shape());
-        write_npy((dir / "exact_rounded.npy").string(), ry.rounded.to_doubles(), y.shape());
+        std::string bn = fmt::format("{}__{}", cs.name, be->name());
+        for (char& ch : bn)
+          if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
+        const fs::path dir = fs::path(opt.dump_dir) / bn;
+        try {
+          fs::remove_all(dir);
+          fs::create_directories(dir);
+          for (auto& [name, t] : p.inputs) write_npy((dir / (name + ".npy")).string(), t.to_doubles(), t.shape());
+          write_npy((dir / "y.npy").string(), y.to_doubles(), y.shape());
+          write_npy((dir / "exact.npy").string(), ry.exact_f64(), y.shape());
+          write_npy((dir / "exact_rounded.npy").string(), ry.rounded.to_doubles(), y.shape());
+        } catch (const std::exception& e) {
+          r.checks.push_back({"dump", Status::skipped, fmt::format("could not write {}: {}", dir.string(), e.what())});
+        }
       }
       results.push_back(std::move(r));
     }

@@ -37,6 +37,7 @@ struct CaseResult {
 
 struct RunOptions {
   std::string dump_dir;             ///< --dump-failures: write .npy files of failing cases here
+  std::string program = "normcheck";  ///< how the repro lines invoke the tool (argv[0])
 };
 
 /// Runs every case on every backend (the reference is evaluated once per case and shared).
@@ -46,6 +47,9 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
 
 /// Exit code of a run: 3 if any error, else 1 if any failed, else 0 (DESIGN.md "Exit codes").
 int exit_code(const std::vector<CaseResult>& results);
+
+/// Quotes a word for a POSIX shell when it holds anything but [A-Za-z0-9_./:=+,@%-].
+std::string shell_quote(const std::string& s);
 
 /// Writes an array as a NumPy .npy file (float64, C order) via xtensor's xnpy.
 void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape);

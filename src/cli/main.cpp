@@ -2,6 +2,7 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,15 +35,21 @@ int usage_error(const std::string& msg) {
   return kBadInput;
 }
 
-/// Splits "a,b" lists given once or repeated.
+/// Splits "a,b" lists given once or repeated, trimming blanks around each entry.
+/// Throws std::invalid_argument for an empty entry ("a,,b", "").
 std::vector<std::string> split_list(const std::vector<std::string>& in) {
   std::vector<std::string> out;
   for (auto& s : in) {
     std::size_t a = 0;
-    while (a <= s.size()) {
+    while (true) {
       std::size_t b = s.find(',', a);
       if (b == std::string::npos) b = s.size();
-      if (b > a) out.push_back(s.substr(a, b - a));
+      std::string item = s.substr(a, b - a);
+      const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+      item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+      if (item.empty()) throw std::invalid_argument(fmt::format("empty entry in '{}'", s));
+      if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+      if (b == s.size()) break;
       a = b + 1;
     }
   }
@@ -53,7 +60,7 @@ bool glob_match(const std::string& pat, const std::string& s) { return fnmatch(p
 
 struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
-  std::string format = "table", output, dump_dir;
+  std::string format = "table", output, dump_dir, program = "normcheck";
   bool list = false, strict = false, no_color = false;
 };
 
@@ -88,6 +95,7 @@ int cmd_run(const RunArgs& a) {
     fmt::print(stderr, "{}\n", e.what());
     return kBadInput;
   }
+  if (cases.empty()) return usage_error("no case matches the given --filter/--case in the selected files");
   if (!a.case_names.empty()) {
     for (auto& n : a.case_names) {
       bool found = false;
@@ -104,7 +112,12 @@ int cmd_run(const RunArgs& a) {
   }
   std::set<std::string> recorded;
   for (auto& c : cases) for (auto& [k, v] : c.recorded) recorded.insert(k);
-  std::vector<std::string> names = split_list(a.backends);
+  std::vector<std::string> names;
+  try {
+    names = split_list(a.backends);
+  } catch (const std::invalid_argument& e) {
+    return usage_error(fmt::format("--backend: {}", e.what()));
+  }
   if (names.empty()) {
     names = nc::default_backends();
     names.insert(names.end(), recorded.begin(), recorded.end());
@@ -130,6 +143,14 @@ int cmd_run(const RunArgs& a) {
   }
   nc::RunOptions opt;
   opt.dump_dir = a.dump_dir;
+  opt.program = a.program;
+  if (!opt.dump_dir.empty()) {  // fail now, not after the run
+    std::error_code ec;
+    std::filesystem::create_directories(opt.dump_dir, ec);
+    if (!std::filesystem::is_directory(opt.dump_dir))
+      return usage_error(fmt::format("--dump-failures {}: not a folder that can be created{}", opt.dump_dir,
+                                     ec ? ": " + ec.message() : ""));
+  }
   std::vector<nc::CaseResult> results;
   try {
     results = nc::run_cases(cases, backends, opt);
@@ -138,7 +159,10 @@ int cmd_run(const RunArgs& a) {
   }
   std::string text;
   const bool tty = a.output.empty() && isatty(fileno(stdout));
-  const bool color = tty && !a.no_color && std::getenv("NO_COLOR") == nullptr;
+  // no-color.org: NO_COLOR set to a non-empty value disables colour; so does TERM=dumb.
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  const bool color = tty && !a.no_color && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
   if (a.format == "json") text = nc::format_json(results);
   else if (a.format == "junit") text = nc::format_junit(results);
   else text = nc::format_table(results, color);
@@ -194,9 +218,10 @@ int main(int argc, char** argv) {
   RunArgs ra;
   auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
   run->add_option("paths", ra.paths, "case files or folders (default: the bundled cases)");
-  run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated (default: reference,cpu and recorded sources)");
-  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable)");
-  run->add_option("--case", ra.case_names, "run only the case(s) with this exact name");
+  // Each occurrence of these takes exactly one value, so `-b cpu file.toml` keeps file.toml a path.
+  run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated (default: reference,cpu and recorded sources)")->allow_extra_args(false);
+  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable)")->allow_extra_args(false);
+  run->add_option("--case", ra.case_names, "run only the case(s) with this exact name (repeatable)")->allow_extra_args(false);
   run->add_option("--format", ra.format, "table | json | junit");
   run->add_option("--output,-o", ra.output, "write the report to this file (atomically)");
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
@@ -212,6 +237,12 @@ int main(int argc, char** argv) {
   golden->add_option("paths", golden_paths, "case files or folders (default: the bundled cases)");
   golden->add_flag("--update", golden_update, "rewrite the golden files of these case files");
 
+  ra.program = argc > 0 ? argv[0] : "normcheck";
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
+    if (!known) return usage_error(fmt::format("unknown command '{}' (run, backends, golden; see --help)", argv[1]));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

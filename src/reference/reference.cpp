@@ -54,7 +54,7 @@ ExactOutputs evaluate_rows(const Problem& p) {
   const std::vector<T> gamma = load<T>(p.input("gamma")), beta = load<T>(p.input("beta"));
   const Tensor& x = p.x();
   ExactOutput out{Tensor(p.out_dtype, x.shape()), std::vector<long double>(static_cast<std::size_t>(x.size())),
-                  std::vector<double>(static_cast<std::size_t>(x.size()))};
+                  std::vector<double>(static_cast<std::size_t>(x.size())), std::vector<double>(static_cast<std::size_t>(x.size()))};
   const bool center = centers(p.op);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t r = 0; r < l.rows; ++r) {
@@ -65,6 +65,7 @@ ExactOutputs evaluate_rows(const Problem& p) {
     for (std::int64_t j = 0; j < l.m; ++j) {
       const std::int64_t i = r * l.m + j;
       out.exact[i] = static_cast<long double>(yr[j]);
+      out.exact64[i] = round_to(DType::f64, yr[j]);
       out.rounded.set(i, round_to(p.out_dtype, yr[j]));
     }
   }

@@ -18,6 +18,12 @@ struct ExactOutput {
   Tensor rounded;
   std::vector<long double> exact;
   std::vector<double> cond;
+  /// The exact values correctly rounded to binary64 (not via the long double, which would
+  /// round twice). Empty for outputs built by hand (tests, literal values).
+  std::vector<double> exact64;
+  std::vector<double> exact_f64() const {
+    return exact64.empty() ? std::vector<double>(exact.begin(), exact.end()) : exact64;
+  }
 };
 
 /// All outputs of the reference, by name ("y", ...).

@@ -4,7 +4,9 @@
 #include <array>
 #include <cmath>
 #include <unistd.h>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -99,20 +101,22 @@ std::string format_table(const std::vector<CaseResult>& results, bool color) {
   for (auto& r : results) if (r.status == Status::skipped) ++skip_reasons[r.reason];
   for (auto& [why, k] : skip_reasons) out += fmt::format("\nSKIPPED {} x: {}", k, why);
   if (!skip_reasons.empty()) out += "\n";
-  out += fmt::format("\n{} checks: {} passed, {} failed, {} skipped, {} mistrusted, {} errors\n", results.size(),
+  // One result per case and backend; its status is the worst of its checks.
+  out += fmt::format("\n{} case runs: {} passed, {} failed, {} skipped, {} mistrusted, {} errors\n", results.size(),
                      n[0], n[1], n[2], n[3], n[4]);
   return out;
 }
 
 namespace {
-nlohmann::json worst_json(const Worst& w) {
-  return {{"value", std::isfinite(w.value) ? nlohmann::json(w.value) : nlohmann::json(fmt::format("{}", w.value))},
-          {"coords", w.coords},
-          {"got", std::isfinite(w.got) ? nlohmann::json(w.got) : nlohmann::json(fmt::format("{}", w.got))},
-          {"exact", fmt::format("{:.21Lg}", w.exact)}};
-}
+/// JSON has no NaN or infinity: those become the strings "nan", "inf", "-inf".
 nlohmann::json number_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+nlohmann::json worst_json(const Worst& w) {
+  return {{"value", number_json(w.value)}, {"coords", w.coords}, {"got", number_json(w.got)},
+          {"exact", std::isnan(w.exact) ? std::string("nan") : fmt::format("{:.21Lg}", w.exact)}};
 }
 }  // namespace
 
@@ -210,14 +214,23 @@ void write_atomically(const std::string& path, const std::string& text) {
   tmp += fmt::format(".tmp.{}", static_cast<long>(::getpid()));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write", tmp.string()));
+    if (!f) throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
     f << text;
     f.flush();
-    if (!f) { std::error_code ec; fs::remove(tmp, ec); throw std::runtime_error(fmt::format("{}: write failed", tmp.string())); }
+    if (!f) {
+      const std::string why = std::strerror(errno);
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error(fmt::format("{}: write failed: {}", tmp.string(), why));
+    }
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
-  if (ec) { fs::remove(tmp, ec); throw std::runtime_error(fmt::format("{}: cannot replace: {}", path, ec.message())); }
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot replace: {}", path, why));
+  }
 }
 
 }  // namespace normcheck
