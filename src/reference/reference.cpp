@@ -2,6 +2,7 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 
+#include "reference/families.hpp"
 #include "reference/row_norm.hpp"
 
 namespace normcheck::reference {
@@ -62,6 +63,7 @@ ExactOutputs evaluate_rows(const Problem& p) {
 
 ExactOutputs evaluate_exact(const Problem& p) {
   validate(p);
+  if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_exact(p);
   switch (p.x().dtype()) {
     case DType::f16: return evaluate_rows<mp256>(p);
     case DType::f32: case DType::bf16: return evaluate_rows<mp512>(p);
@@ -70,6 +72,9 @@ ExactOutputs evaluate_exact(const Problem& p) {
   return evaluate_rows<mp2304>(p);
 }
 
-ExactOutputs evaluate_double(const Problem& p) { return evaluate_rows<double>(p); }
+ExactOutputs evaluate_double(const Problem& p) {
+  if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_double(p);
+  return evaluate_rows<double>(p);
+}
 
 }  // namespace normcheck::reference
