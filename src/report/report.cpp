@@ -109,7 +109,8 @@ nlohmann::json worst_json(const Worst& w) {
   return {{"value", std::isfinite(w.value) ? nlohmann::json(w.value) : nlohmann::json(fmt::format("{}", w.value))},
           {"coords", w.coords},
           {"got", std::isfinite(w.got) ? nlohmann::json(w.got) : nlohmann::json(fmt::format("{}", w.got))},
-          {"exact", fmt::format("{:.21Lg}", w.exact)}};
+          {"exact", fmt::format("{:.21Lg}", w.exact)},
+          {"output", w.output.empty() ? "y" : w.output}};
 }
 nlohmann::json number_json(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v));
@@ -140,6 +141,12 @@ std::string format_json(const std::vector<CaseResult>& results) {
                       {"ulp", worst_json(r.metrics->ulp)}, {"stab", worst_json(r.metrics->stab)},
                       {"nmse", number_json(r.metrics->nmse)}};
       c["gate"] = {{"metric", to_string(r.cs->gate.metric)}, {"max", r.cs->gate.max}, {"source", r.cs->gate.source}};
+      if (r.output_metrics.size() > 1) {  // ops with several outputs: each one's error too
+        c["outputs"] = nlohmann::json::object();
+        for (auto& [name, m] : r.output_metrics)
+          c["outputs"][name] = {{"abs", worst_json(m.abs)}, {"rel", worst_json(m.rel)}, {"ulp", worst_json(m.ulp)},
+                                {"stab", worst_json(m.stab)}, {"nmse", number_json(m.nmse)}};
+      }
     }
     c["checks"] = nlohmann::json::array();
     for (auto& k : r.checks) c["checks"].push_back({{"name", k.name}, {"status", to_string(k.status)}, {"detail", k.detail}});
