@@ -72,7 +72,7 @@ class MutantBackend final : public Backend {
   std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
   std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
+    if (!kernels::mutant::supports(fault_, p.op)) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
     return std::nullopt;
   }
   Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }
