@@ -300,6 +300,35 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
   return tr;
 }
 
+/// A case's sub-table (convention, inputs, expect) seen through the same sub-table of
+/// [defaults]: the case's keys win, the others come from [defaults]. The nodes are the
+/// parsed originals, so every error keeps its line (toml++ copies drop source positions).
+struct Layered {
+  const toml::table* low = nullptr;   ///< [defaults]' sub-table
+  const toml::table* high = nullptr;  ///< the case's
+  const toml::node* self = nullptr;   ///< the node to blame for the table as a whole
+  const toml::node* get(std::string_view k) const {
+    if (high && high->get(k)) return high->get(k);
+    return low ? low->get(k) : nullptr;
+  }
+  bool contains(std::string_view k) const { return get(k) != nullptr; }
+  /// Every key with its winning node: [defaults]' keys the case does not set, then the case's.
+  std::vector<std::pair<std::string, const toml::node*>> items() const {
+    std::vector<std::pair<std::string, const toml::node*>> v;
+    if (low)
+      for (auto& [k, n] : *low)
+        if (!high || !high->get(k.str())) v.emplace_back(std::string(k.str()), &n);
+    if (high)
+      for (auto& [k, n] : *high) v.emplace_back(std::string(k.str()), &n);
+    return v;
+  }
+};
+
+void check_keys(const Ctx& c, const Layered& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
+  if (t.low) check_keys(c, *t.low, where, allowed);
+  if (t.high) check_keys(c, *t.high, where, allowed);
+}
+
 bool bool_of(const Ctx& c, const toml::node& n, const std::string& field) {
   if (auto v = n.as_boolean()) return v->get();
   c.fail(&n, field, "expected true or false");
@@ -317,13 +346,13 @@ bool key_applies(std::string_view key, Op op) {
   return true;
 }
 
-void convention_of(const Ctx& c, const toml::table& t, const std::string& field, Convention& conv, bool& has_ns, Op op) {
+void convention_of(const Ctx& c, const Layered& t, const std::string& field, Convention& conv, bool& has_ns, Op op) {
   check_keys(c, t, field, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype", "num_groups",
                            "momentum", "num_batches_tracked", "training", "track_running_stats", "sequence", "axes",
                            "gated", "qk_form"});
-  for (auto& [k, v] : t)
-    if (!key_applies(k.str(), op))
-      c.fail(&v, field + "." + std::string(k.str()), fmt::format("'{}' is not a parameter of {}", k.str(), to_string(op)));
+  for (auto& [k, v] : t.items())
+    if (!key_applies(k, op))
+      c.fail(v, field + "." + k, fmt::format("'{}' is not a parameter of {}", k, to_string(op)));
   if (auto e = t.get("num_groups")) {
     conv.num_groups = int_of(c, *e, field + ".num_groups");
     if (conv.num_groups < 1) c.fail(e, field + ".num_groups", fmt::format("num_groups must be >= 1, got {}", conv.num_groups));
@@ -380,31 +409,20 @@ void convention_of(const Ctx& c, const toml::table& t, const std::string& field,
   if (auto e = t.get("acc_dtype")) conv.acc_dtype = dtype_of(c, *e, field + ".acc_dtype");
 }
 
-/// Merges [defaults] under a case table (case keys win; sub-tables merge one level).
-toml::table merged(const toml::table& defaults, const toml::table& cs) {
-  toml::table m = defaults;
-  for (auto& [k, v] : cs) {
-    if (v.is_table() && m.contains(k) && m.get(k)->is_table()) {
-      toml::table sub = *m.get(k)->as_table();
-      for (auto& [k2, v2] : *v.as_table()) sub.insert_or_assign(k2, v2);
-      m.insert_or_assign(k, sub);
-    } else {
-      m.insert_or_assign(k, v);
-    }
-  }
-  return m;
-}
-
 Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::map<std::string, Case>& earlier) {
   const int line = static_cast<int>(raw.source().begin.line);
   check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "note", "base", "transform", "convention",
                               "inputs", "expect", "recorded"});
-  const toml::table t = merged(defaults, raw);
   // Lines: fields from the case itself point at the case; defaults point at [defaults].
-  // Sub-tables (convention, inputs, expect) come from the merged table, whose copied nodes keep their lines.
-  auto node = [&](std::string_view k) -> const toml::node* {
-    if (raw.get(k) && raw.get(k)->is_table() && t.get(k) && t.get(k)->is_table()) return t.get(k);
-    return raw.get(k) ? raw.get(k) : t.get(k);
+  auto node = [&](std::string_view k) -> const toml::node* { return raw.get(k) ? raw.get(k) : defaults.get(k); };
+  // Sub-tables merge one level: the case's keys over [defaults]' (Layered).
+  auto layered = [&](std::string_view k, const std::string& field) -> std::optional<Layered> {
+    const toml::node* lo = defaults.get(k);
+    const toml::node* hi = raw.get(k);
+    if (!lo && !hi) return std::nullopt;
+    if (lo && !lo->as_table()) c.fail(lo, "defaults." + std::string(k), "expected a table");
+    if (hi && !hi->as_table()) c.fail(hi, field, "expected a table");
+    return Layered{lo ? lo->as_table() : nullptr, hi ? hi->as_table() : nullptr, hi ? hi : lo};
   };
   Case cs;
   cs.file = c.file;
@@ -443,22 +461,16 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   if (!base) p.conv = default_convention(p.op);
   if (!base) p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
   bool has_ns = base != nullptr;
-  if (auto n = node("convention")) {
-    if (!n->as_table()) c.fail(n, f + ".convention", "expected a table");
-    convention_of(c, *n->as_table(), f + ".convention", p.conv, has_ns, p.op);
-  }
-  if (auto n = node("inputs")) {
-    const toml::table* it = n->as_table();
-    if (!it) c.fail(n, f + ".inputs", "expected a table of tensors");
-    for (auto& [k, v] : *it) {
-      const std::string name(k.str());
-      p.inputs[name] = tensor_of(c, v, f + ".inputs." + name, dt, cs.seeds);
-    }
+  const auto conv_t = layered("convention", f + ".convention");
+  if (conv_t) convention_of(c, *conv_t, f + ".convention", p.conv, has_ns, p.op);
+  const auto inputs_t = layered("inputs", f + ".inputs");
+  if (inputs_t) {
+    for (auto& [name, v] : inputs_t->items()) p.inputs[name] = tensor_of(c, *v, f + ".inputs." + name, dt, cs.seeds);
   } else if (!base) {
     c.fail(line, f + ".inputs", "missing inputs (at least inputs.x)");
   }
   const std::string px(primary_input(p.op));
-  if (!p.input(px)) c.fail(node("inputs") ? node("inputs") : nullptr, f + ".inputs." + px, "missing input " + px);
+  if (!p.input(px)) c.fail(inputs_t ? inputs_t->self : nullptr, f + ".inputs." + px, "missing input " + px);
   if (!has_ns) p.conv.normalized_shape = Shape{p.x().shape().back()};
   if (auto n = node("transform")) {
     if (!base) c.fail(n, f + ".transform", "transform needs a base case");
@@ -472,18 +484,17 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     // Map the spec field back to the line of the TOML node that set it.
     const toml::node* at = nullptr;
     const std::string& sf = e.field;
-    if (sf.rfind("convention.", 0) == 0 && node("convention"))
-      at = node("convention")->as_table()->get(sf.substr(11)) ? node("convention")->as_table()->get(sf.substr(11)) : node("convention");
-    else if (sf.rfind("inputs.", 0) == 0 && node("inputs"))
-      at = node("inputs")->as_table()->get(sf.substr(7, sf.find('.', 7) - 7)) ? node("inputs")->as_table()->get(sf.substr(7, sf.find('.', 7) - 7)) : node("inputs");
+    if (sf.rfind("convention.", 0) == 0 && conv_t)
+      at = conv_t->get(sf.substr(11)) ? conv_t->get(sf.substr(11)) : conv_t->self;
+    else if (sf.rfind("inputs.", 0) == 0 && inputs_t)
+      at = inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) ? inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) : inputs_t->self;
     else if (sf == "op") at = node("op");
     c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
   }
 
   cs.gate = default_gate(p);
-  if (auto n = node("expect")) {
-    const toml::table* et = n->as_table();
-    if (!et) c.fail(n, f + ".expect", "expected a table");
+  if (const auto expect_t = layered("expect", f + ".expect")) {
+    const Layered* et = &*expect_t;
     check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs"});
     const auto outs = output_shapes(p);
     if (auto v = et->get("values")) {
@@ -573,11 +584,12 @@ std::vector<Case> parse_case_file(const std::string& path) {
     throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
   }
   check_keys(c, root, "", {"defaults", "case"});
-  toml::table defaults;
+  static const toml::table kNoDefaults;
+  const toml::table* defaults = &kNoDefaults;  // the parsed original: its nodes keep their lines
   if (auto d = root.get("defaults")) {
     if (!d->as_table()) c.fail(d, "defaults", "expected a table");
-    defaults = *d->as_table();
-    check_keys(c, defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "note", "convention", "inputs", "expect"});
+    defaults = d->as_table();
+    check_keys(c, *defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "note", "convention", "inputs", "expect"});
   }
   const toml::node* cn = root.get("case");
   if (!cn) c.fail(1, "case", "no [[case]] in file");
@@ -588,7 +600,7 @@ std::vector<Case> parse_case_file(const std::string& path) {
   for (auto& e : *arr) {
     const toml::table* t = e.as_table();
     if (!t) c.fail(&e, "case", "expected a table");
-    Case cs = case_of(c, defaults, *t, by_name);
+    Case cs = case_of(c, *defaults, *t, by_name);
     by_name.emplace(cs.name, cs);
     out.push_back(std::move(cs));
   }
