@@ -32,7 +32,7 @@ ExactOutputs ada_norm(const Problem& p) {
                        gt = detail::load_all<T>(p.input("gate"));
   const bool center = p.op == Op::ada_layer_norm, gated = p.conv.gated;
   ExactOutput y = detail::make_output(p.out_dtype, xs), h = detail::make_output(p.out_dtype, gated ? xs : Shape{0});
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t off = r * d, pb = (r / per_batch) * d;
     std::vector<T> xr(static_cast<std::size_t>(d)), nr(xr.size());

@@ -56,7 +56,7 @@ ExactOutputs batch_norm(const Problem& p) {
       ++tracked;
       a = c.momentum ? T(*c.momentum) : T(1) / T(tracked);
     }
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (m * l.c > detail::kParallelMin)
     for (std::int64_t ch = 0; ch < l.c; ++ch) {
       if (!batch_stats) {
         const T D = denominator(rv[ch], c), k = denominator_sensitivity(rv[ch], D, c);

@@ -11,6 +11,10 @@
 
 namespace normcheck::reference::detail {
 
+/// Below this many elements a family reference runs on one thread: a parallel region
+/// costs more than the work (and much more on an oversubscribed machine).
+constexpr std::int64_t kParallelMin = 4096;
+
 /// All values of t as T (exact: every value of every dtype is a double); empty if t is null.
 template <class T>
 std::vector<T> load_all(const Tensor* t) {

@@ -28,7 +28,7 @@ ExactOutputs group_norm(const Problem& p) {
   const std::vector<T> gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
   const Tensor& x = p.x();
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
   for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
     std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;

@@ -51,7 +51,7 @@ ExactOutputs l2_normalize(const Problem& p) {
   const T gain = p.op == Op::scale_norm ? T(p.inputs.at("g").get(0)) : T(1);
   const auto m = static_cast<std::int64_t>(l.member.size());
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
   for (std::size_t g = 0; g < l.base.size(); ++g) {
     std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size());
     std::vector<double> cg(xg.size());

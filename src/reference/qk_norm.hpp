@@ -43,7 +43,7 @@ ExactOutputs qk_norm(const Problem& p) {
     const std::int64_t rows = t.size() / dk;
     nv.resize(static_cast<std::size_t>(t.size()));
     cv.resize(nv.size());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (t.size() > detail::kParallelMin)
     for (std::int64_t r = 0; r < rows; ++r) {
       std::vector<T> xr(static_cast<std::size_t>(dk));
       for (std::int64_t j = 0; j < dk; ++j) xr[j] = T(t.get(r * dk + j));
@@ -59,7 +59,7 @@ ExactOutputs qk_norm(const Problem& p) {
   normalize(k, kg, kn, kc, kh);
   ExactOutput y = detail::make_output(p.out_dtype, Shape{qs[0], qs[1], Tq, Sk});
   const T ascale = abs(scale);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (BH * Tq * Sk * dk > detail::kParallelMin)
   for (std::int64_t bt = 0; bt < BH * Tq; ++bt) {
     const std::int64_t bh = bt / Tq;
     const std::int64_t qo = bt * dk;
