@@ -1,0 +1,86 @@
+// The bundled family cases as a whole: the reference and the cpu kernels pass every one of
+// them under the default gates, and every family mutant fails at least one.
+#include <catch2/catch.hpp>
+
+#include "cases/case.hpp"
+#include "checks/runner.hpp"
+#include "kernels/mutant/mutants.hpp"
+#include "reference/reference.hpp"
+
+using namespace normcheck;
+
+namespace {
+
+const std::vector<std::string> kFamilies{"batch_norm", "group_norm", "instance_norm", "l2_normalize",
+                                         "scale_norm", "ada_layer_norm", "ada_rms_norm", "qk_norm"};
+
+std::vector<Case> family_cases() {
+  std::vector<std::string> dirs;
+  for (auto& f : kFamilies) dirs.push_back(std::string(NORMCHECK_SOURCE_DIR) + "/cases/" + f);
+  std::vector<Case> all;
+  for (auto& file : find_case_files(dirs))
+    for (auto& c : parse_case_file(file)) all.push_back(std::move(c));
+  return all;
+}
+
+std::vector<std::unique_ptr<Backend>> backends(const std::vector<std::string>& names) {
+  std::vector<std::unique_ptr<Backend>> v;
+  for (auto& n : names) v.push_back(make_backend(n));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("families: every family has bundled cases", "[families]") {
+  const auto cases = family_cases();
+  for (auto& f : kFamilies) {
+    int n = 0;
+    for (auto& c : cases) n += std::string(to_string(c.problem.op)) == f;
+    INFO(f);
+    CHECK(n >= 5);
+  }
+}
+
+TEST_CASE("families: reference and cpu pass every bundled family case", "[families]") {
+  const auto cases = family_cases();
+  auto be = backends({"reference", "cpu"});
+  const auto results = run_cases(cases, be, {});
+  REQUIRE(results.size() == 2 * cases.size());
+  for (auto& r : results) {
+    INFO(r.repro);
+    for (auto& c : r.checks) INFO(c.name << ": " << c.detail);
+    CHECK(r.status == Status::passed);
+  }
+}
+
+TEST_CASE("families: every family mutant is killed by the bundled cases", "[families][mutant]") {
+  const auto cases = family_cases();
+  for (auto f : kernels::mutant::all_faults()) {
+    if (!kernels::mutant::detail::is_family_fault(f)) continue;
+    const std::string name = "mutant:" + std::string(kernels::mutant::to_string(f));
+    std::vector<Case> mine;
+    for (auto& c : cases)
+      if (kernels::mutant::supports(f, c.problem.op)) mine.push_back(c);
+    auto be = backends({name});
+    int failed = 0;
+    for (auto& r : run_cases(mine, be, {})) failed += r.status == Status::failed;
+    INFO(name << " on " << mine.size() << " cases");
+    CHECK(failed >= 1);
+  }
+}
+
+TEST_CASE("families: the reference template in binary64 agrees with MPFR", "[families][reference]") {
+  for (auto& c : family_cases()) {
+    if (c.problem.out_dtype != DType::f64) continue;
+    const auto ex = reference::evaluate_exact(c.problem), db = reference::evaluate_double(c.problem);
+    for (auto& [name, o] : ex) {
+      const auto& d = db.at(name);
+      for (std::size_t i = 0; i < o.exact.size(); ++i) {
+        INFO(c.name << " " << name << "[" << i << "]");
+        const long double e = o.exact[i], g = d.exact[i];
+        if (std::isnan(e)) CHECK(std::isnan(g));
+        else CHECK(std::fabs(static_cast<double>(g - e)) <= 1e-13 * (std::fabs(static_cast<double>(e)) + 1e-300) + o.cond[i] * 1e-13);
+      }
+    }
+  }
+}
