@@ -62,9 +62,9 @@ std::string num(double v) {
 
 std::string format_table(const std::vector<CaseResult>& results, bool color) {
   const auto rows = summarize(results);
-  std::size_t wl = 5, wb = 7;
-  for (auto& r : rows) { wl = std::max(wl, r.layer.size()); wb = std::max(wb, r.backend.size()); }
-  std::string out = fmt::format("{:<{}}  {:<13}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}\n", "layer", wl, "op",
+  std::size_t wl = 5, wb = 7, wo = 13;
+  for (auto& r : rows) { wl = std::max(wl, r.layer.size()); wb = std::max(wb, r.backend.size()); wo = std::max(wo, r.op.size()); }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}\n", "layer", wl, "op", wo,
                                 "backend", wb, "dtype", "cases", "max abs", "max ulp", "max stab", "verdict");
   auto paint = [&](const std::string& v) {
     if (!color) return v;
@@ -79,7 +79,7 @@ std::string format_table(const std::vector<CaseResult>& results, bool color) {
     if (r.errors) extra += fmt::format(" {} errors", r.errors);
     if (r.skipped) extra += fmt::format(" {} skipped", r.skipped);
     if (r.mistrusted) extra += fmt::format(" {} mistrusted", r.mistrusted);
-    out += fmt::format("{:<{}}  {:<13}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, r.backend, wb,
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, wo, r.backend, wb,
                        r.dtype, r.cases, num(r.max_abs), num(r.max_ulp), num(r.max_stab), v, extra);
   }
   int n[5] = {};
