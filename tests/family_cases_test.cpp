@@ -1,5 +1,7 @@
 // The bundled family cases as a whole: the reference and the cpu kernels pass every one of
 // them under the default gates, and every family mutant fails at least one.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "cases/case.hpp"
@@ -69,9 +71,18 @@ TEST_CASE("families: every family mutant is killed by the bundled cases", "[fami
   }
 }
 
+/// Whether every finite input value squares without overflow or underflow in binary64
+/// (the binary64 instantiation has no range reduction; the MPFR one needs none).
+static bool squares_fit_binary64(const Problem& p) {
+  for (auto& [name, t] : p.inputs)
+    for (double v : t.to_doubles())
+      if (std::isfinite(v) && v != 0 && (std::fabs(v) > 1e100 || std::fabs(v) < 1e-100)) return false;
+  return true;
+}
+
 TEST_CASE("families: the reference template in binary64 agrees with MPFR", "[families][reference]") {
   for (auto& c : family_cases()) {
-    if (c.problem.out_dtype != DType::f64) continue;
+    if (c.problem.out_dtype != DType::f64 || !squares_fit_binary64(c.problem)) continue;
     const auto ex = reference::evaluate_exact(c.problem), db = reference::evaluate_double(c.problem);
     for (auto& [name, o] : ex) {
       const auto& d = db.at(name);
