@@ -1,6 +1,10 @@
 // The bundled family cases as a whole: the reference and the cpu kernels pass every one of
 // them under the default gates, and every family mutant fails at least one.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -94,4 +98,39 @@ TEST_CASE("families: the reference template in binary64 agrees with MPFR", "[fam
       }
     }
   }
+}
+
+namespace {
+/// Parses `text` as a case file; returns the CaseError's "line field" or "ok".
+std::string parse_text(const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("normcheck_family_" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(path) << text;
+  std::string r = "ok";
+  try {
+    parse_case_file(path.string());
+  } catch (const CaseError& e) {
+    r = std::to_string(e.line) + " " + e.field;
+  }
+  std::filesystem::remove(path);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("families: convention keys of another op, bad axes and bad property prefixes are errors with their line", "[families][parser]") {
+  const std::string head = "[defaults]\ndtype = \"f32\"\n\n[[case]]\nname = \"c\"\n";
+  CHECK(parse_text(head + "op = \"layer_norm\"\ninputs.x = { values = [[1, 2]] }\nconvention.num_groups = 2\n") ==
+        "8 case.c.convention.num_groups");
+  CHECK(parse_text(head + "op = \"group_norm\"\nconvention.momentum = 0.1\ninputs.x = { values = [[1, 2]] }\n") ==
+        "7 case.c.convention.momentum");
+  CHECK(parse_text(head + "op = \"l2_normalize\"\nconvention.axes = [2]\ninputs.x = { values = [[1, 2]] }\n") ==
+        "7 case.c.convention.axes");
+  CHECK(parse_text(head + "op = \"l2_normalize\"\ninputs.x = { values = [[1, 2]] }\nexpect.invariant_under = [{ scale = 2.0, at = [2] }]\n") ==
+        "8 case.c.expect.invariant_under.at");
+  CHECK(parse_text(head + "op = \"l2_normalize\"\ninputs.x = { values = [[1, 2]] }\nexpect.changes_under = [{ shift = 1.0, outputs = [\"h\"] }]\n") ==
+        "8 case.c.expect.changes_under.outputs");
+  CHECK(parse_text(head + "op = \"batch_norm\"\nconvention = { training = false, track_running_stats = false }\n"
+                   "inputs.x = { values = [[1, 2], [3, 4]] }\nexpect.outputs = { running_mean = [0, 0] }\n") ==
+        "9 case.c.expect.outputs.running_mean");
+  CHECK(parse_text(head + "op = \"qk_norm\"\ninputs.q = { values = [[[[1, 2]]]] }\ninputs.k = { values = [[[[1, 2]]]] }\n"
+                   "expect.invariant_under = [{ scale = 3.0, input = \"k\", outputs = [\"q_hat\", \"k_hat\", \"y\"] }]\n") == "ok");
 }
