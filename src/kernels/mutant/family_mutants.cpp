@@ -1,6 +1,7 @@
-// Deliberately wrong family kernels (see mutants.hpp): a plain binary64 implementation of
-// each family, exact enough to pass every bundled case (two-pass statistics in binary64),
-// with exactly one injected fault per mutant. Test-only.
+// Deliberately wrong family kernels (see mutants.hpp): a plain implementation of each
+// family, exact enough to pass every bundled case (two-pass statistics in long double,
+// whose range also holds the squares of binary64's extremes), with exactly one injected
+// fault per mutant. Test-only.
 #include <cmath>
 
 #include "kernels/mutant/mutants.hpp"
@@ -9,34 +10,37 @@ namespace normcheck::kernels::mutant::detail {
 
 namespace {
 
-double denom(double v, const Convention& c) {
+using Wide = long double;
+
+Wide denom(Wide v, const Convention& c) {
+  const Wide eps = c.eps;
   switch (c.eps_placement) {
-    case EpsPlacement::inside_sqrt: return std::sqrt(v + c.eps);
-    case EpsPlacement::outside_sqrt: return std::sqrt(v) + c.eps;
-    case EpsPlacement::clamp_var: return std::sqrt(std::fmax(v, c.eps));
-    case EpsPlacement::clamp_norm: return std::fmax(std::sqrt(v), c.eps);
+    case EpsPlacement::inside_sqrt: return std::sqrt(v + eps);
+    case EpsPlacement::outside_sqrt: return std::sqrt(v) + eps;
+    case EpsPlacement::clamp_var: return std::sqrt(std::fmax(v, eps));
+    case EpsPlacement::clamp_norm: return std::fmax(std::sqrt(v), eps);
   }
-  return std::sqrt(v + c.eps);
+  return std::sqrt(v + eps);
 }
 
 /// Normalizes v in place: (v - [center] mu) / D(sum (v - mu)^2 / dof); NaN/inf -> NaN.
 /// Returns the mean and the centered sum of squares.
-std::pair<double, double> normalize(std::vector<double>& v, bool center, double dof, const Convention& c,
-                                    bool eps_added = false) {
+std::pair<Wide, Wide> normalize(std::vector<double>& v, bool center, double dof, const Convention& c,
+                                bool eps_added = false) {
   bool finite = true;
   for (double a : v) finite = finite && std::isfinite(a);
   if (!finite) {
     for (double& a : v) a = NAN;
     return {NAN, NAN};
   }
-  double mu = 0, ss = 0;
+  Wide mu = 0, ss = 0;
   if (center) {
     for (double a : v) mu += a;
-    mu /= static_cast<double>(v.size());
+    mu /= static_cast<Wide>(v.size());
   }
   for (double a : v) ss += (a - mu) * (a - mu);
-  const double D = eps_added ? std::sqrt(ss / dof) + c.eps : denom(ss / dof, c);
-  for (double& a : v) a = (a - mu) / D;
+  const Wide D = eps_added ? std::sqrt(ss / dof) + static_cast<Wide>(c.eps) : denom(ss / dof, c);
+  for (double& a : v) a = static_cast<double>((a - mu) / D);
   return {mu, ss};
 }
 
@@ -71,10 +75,10 @@ Outputs batch_norm(Fault f, const Problem& p) {
     if (update) a = c.momentum ? *c.momentum : 1.0 / static_cast<double>(++tracked);
     for (std::int64_t ch = 0; ch < l.c; ++ch) {
       if (!batch_stats) {
-        const double D = denom(rv[ch], c);
+        const Wide D = denom(rv[ch], c);
         for (std::int64_t i = 0; i < l.n; ++i)
           for (std::int64_t j = 0; j < l.spatial; ++j)
-            y.set(at(s, i, ch, j), affine((x.get(at(s, i, ch, j)) - rm[ch]) / D, c, g, b, ch));
+            y.set(at(s, i, ch, j), affine(static_cast<double>((x.get(at(s, i, ch, j)) - rm[ch]) / D), c, g, b, ch));
         continue;
       }
       // Groups of flat indices: the channel's N * spatial values, or (fault) one group per
@@ -101,10 +105,10 @@ Outputs batch_norm(Fault f, const Problem& p) {
       for (std::int64_t i = 0; i < l.n; ++i)
         for (std::int64_t j = 0; j < l.spatial; ++j) v.push_back(x.get(at(s, i, ch, j)));
       const auto [mu, ss] = normalize(v, true, 1, c);
-      const double m = static_cast<double>(v.size());
-      const double var = f == Fault::bn_biased_running_var ? ss / m : ss / (m - 1);
-      rm[ch] = (1 - a) * rm[ch] + a * mu;
-      rv[ch] = (1 - a) * rv[ch] + a * var;
+      const Wide m = static_cast<Wide>(v.size());
+      const Wide var = f == Fault::bn_biased_running_var ? ss / m : ss / (m - 1);
+      rm[ch] = static_cast<double>((1 - a) * rm[ch] + a * mu);
+      rv[ch] = static_cast<double>((1 - a) * rv[ch] + a * var);
     }
   }
   Outputs o;
