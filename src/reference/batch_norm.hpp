@@ -12,7 +12,7 @@
 //   eval with track_running_stats: y = g (x - running_mean) / D(running_var) + b, the
 //     running stats pass through unchanged.
 // A channel holding NaN or an infinity in a batch-statistics step gives NaN for its
-// outputs and for its running stats (eval: only the element itself is NaN).
+// outputs and for its running stats (eval: a non-finite input reaches its own output only).
 //
 // Condition magnitudes (first order, triangle inequality, O(m) per channel):
 //   y with batch statistics: normalize_group's (row_norm.hpp) bound;

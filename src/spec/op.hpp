@@ -157,7 +157,9 @@ struct RowLayout {
 /// Checks shapes, parameter presence and value ranges; throws SpecError.
 /// Rules: eps >= 0 and finite; normalized_shape non-empty and equal to the trailing
 /// dims of x; gamma (and beta for gamma_beta) present with shape normalized_shape;
-/// unbiased variance needs m >= 2.
+/// unbiased variance needs m >= 2. The other families' rules (G divides C, running stats
+/// iff tracked, batch statistics need N * spatial > 1, shapes of scale/shift/gate, q/k,
+/// axes...) are in spec/families.cpp; each SpecError names its field.
 void validate(const Problem& p);
 /// Row layout of a validated layer_norm/rms_norm problem.
 RowLayout row_layout(const Problem& p);
