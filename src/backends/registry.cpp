@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "kernels/cpu/families.hpp"
 #include "kernels/cpu/row_norm.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "reference/reference.hpp"
@@ -29,15 +30,21 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string description() const override { return "normcheck CPU kernels: two-pass, f32 accumulation (f64 for f64), OpenMP rows"; }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("cpu: no kernel for {}", to_string(p.op));
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
       return fmt::format("cpu: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;
   }
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
-    if (p.op == Op::layer_norm) kernels::cpu::layer_norm_forward(p, o);
-    else kernels::cpu::rms_norm_forward(p, o);
+    switch (p.op) {
+      case Op::layer_norm: kernels::cpu::layer_norm_forward(p, o); break;
+      case Op::rms_norm: kernels::cpu::rms_norm_forward(p, o); break;
+      case Op::group_norm: case Op::instance_norm: kernels::cpu::group_norm_forward(p, o); break;
+      case Op::batch_norm: kernels::cpu::batch_norm_forward(p, o); break;
+      case Op::l2_normalize: case Op::scale_norm: kernels::cpu::l2_normalize_forward(p, o); break;
+      case Op::ada_layer_norm: case Op::ada_rms_norm: kernels::cpu::ada_norm_forward(p, o); break;
+      case Op::qk_norm: kernels::cpu::qk_norm_forward(p, o); break;
+    }
     return o;
   }
 };
@@ -66,7 +73,7 @@ class MutantBackend final : public Backend {
   std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
   std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
+    if (!kernels::mutant::supports(fault_, p.op)) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
     return std::nullopt;
   }
   Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }

@@ -1,6 +1,7 @@
 // Declarative test cases (cases/**/*.toml) and their parser. Schema: README.md "Case files".
 #pragma once
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,10 +22,15 @@ struct CaseError : std::runtime_error {
 };
 
 /// An input transform: x -> scale * x + shift (each rounded once to x's dtype).
+/// `input`: the input it applies to (empty: the primary input, x or q). `at`: a prefix of
+/// coordinates (-1 = any index on that axis) selecting the elements transformed, e.g.
+/// at = [1] changes sample 1 of x only; empty: every element.
 struct Transform {
   double shift = 0;
   double scale = 1;
-  std::string str() const;  ///< "shift(10)", "scale(5)", "scale(5)+shift(10)"
+  std::string input;
+  std::vector<std::int64_t> at;
+  std::string str() const;  ///< "shift(10)", "scale(5)", "scale(5)+shift(10)", "k:scale(3)@[1]"
   Problem apply(const Problem& p) const;
   /// Whether scale * x + shift is exact (no rounding) in x's dtype for every element of x,
   /// decided with error-free transformations (fma for the product, TwoSum for the sum).
@@ -32,10 +38,16 @@ struct Transform {
 };
 
 /// A metamorphic property of the backend's own outputs: y(T x) vs y(x).
+/// `outputs`: the outputs compared (empty: "y"); `observe`: a coordinate prefix (-1 = any)
+/// of the output elements compared (empty: all), so that "changing sample 1 does not
+/// change sample 0" reads invariant_under = [{ shift = 3.0, at = [1], observe = [0] }].
 struct Property {
   enum class Kind { invariant_under, changes_under } kind = Kind::invariant_under;
   Transform transform;
   int line = 0;
+  std::vector<std::string> outputs;
+  std::vector<std::int64_t> observe;
+  std::string str() const;  ///< transform, then "->[0]" and the outputs when not the default
 };
 
 /// One case: a Problem plus what is expected of every backend on it.
@@ -50,6 +62,9 @@ struct Case {
   std::optional<std::vector<double>> expected;  ///< literal y, row-major
   std::optional<double> expected_tolerance_abs;
   int expected_line = 0;
+  /// Literal values of the other outputs (expect.outputs.<name>), row-major, with their lines.
+  std::map<std::string, std::vector<double>> expected_outputs;
+  std::map<std::string, int> expected_outputs_line;
   Gate gate;             ///< default_gate(problem) unless the file says otherwise
   std::vector<Property> properties;
   Recorded recorded;     ///< outputs stored by other sources, by source name

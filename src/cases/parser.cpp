@@ -19,33 +19,61 @@ CaseError::CaseError(std::string file_, int line_, std::string field_, const std
                                    : fmt::format("{}: {}: {}", file_, field_, msg)),
       file(std::move(file_)), line(line_), field(std::move(field_)) {}
 
+namespace {
+/// Whether the coordinates of flat index i in `s` start with `prefix` (-1 matches any).
+bool prefix_match(const Shape& s, std::int64_t i, const std::vector<std::int64_t>& prefix) {
+  if (prefix.empty()) return true;
+  const auto c = unravel(s, i);
+  for (std::size_t k = 0; k < prefix.size() && k < c.size(); ++k)
+    if (prefix[k] >= 0 && prefix[k] != c[k]) return false;
+  return true;
+}
+std::string prefix_str(const std::vector<std::int64_t>& p) {
+  std::vector<std::string> parts;
+  for (auto v : p) parts.push_back(v < 0 ? std::string("*") : std::to_string(v));
+  return fmt::format("[{}]", fmt::join(parts, ","));
+}
+}  // namespace
+
 std::string Transform::str() const {
   std::string s;
   if (scale != 1) s += fmt::format("scale({})", scale);
   if (shift != 0) s += fmt::format("{}shift({})", s.empty() ? "" : "+", shift);
-  return s.empty() ? "identity" : s;
+  if (s.empty()) s = "identity";
+  if (!input.empty()) s = input + ":" + s;
+  if (!at.empty()) s += "@" + prefix_str(at);
+  return s;
 }
 
 Problem Transform::apply(const Problem& p) const {
   Problem q = p;
-  Tensor& x = q.inputs.at("x");
-  for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, x.get(i) * scale + shift);
+  Tensor& x = q.inputs.at(input.empty() ? std::string(primary_input(p.op)) : input);
+  for (std::int64_t i = 0; i < x.size(); ++i)
+    if (prefix_match(x.shape(), i, at)) x.set(i, x.get(i) * scale + shift);
   return q;
 }
 
 bool Transform::exact_on(const Problem& p) const {
-  const Tensor& x = p.x();
+  const Tensor& x = p.inputs.at(input.empty() ? std::string(primary_input(p.op)) : input);
   for (std::int64_t i = 0; i < x.size(); ++i) {
+    if (!prefix_match(x.shape(), i, at)) continue;
     const double v = x.get(i);
     if (!std::isfinite(v)) continue;
     const double prod = v * scale;
     if (!std::isfinite(prod) || std::fma(v, scale, -prod) != 0) return false;
     const double sum = prod + shift;
-    const double bp = sum - shift;  // TwoSum: the error of prod + shift is zero iff ...
+    const double bp = sum - shift;  // TwoSum (Knuth): prod + shift is exact iff its error term is 0
     if (!std::isfinite(sum) || (prod - bp) + (shift - (sum - bp)) != 0) return false;
     if (!representable(x.dtype(), sum)) return false;
   }
   return true;
+}
+
+std::string Property::str() const {
+  std::string s = transform.str();
+  if (!observe.empty()) s += " observe " + prefix_str(observe);
+  if (!outputs.empty()) s += fmt::format(" outputs {}", fmt::join(outputs, ","));
+  return s;
 }
 
 std::vector<double> generate_normal(std::int64_t n, double mean, double stddev, std::uint64_t seed) {
@@ -224,12 +252,62 @@ Tensor tensor_of(const Ctx& c, const toml::node& n, const std::string& field, DT
   return Tensor::from_doubles(dt, *shape, v);
 }
 
-Transform transform_of(const Ctx& c, const toml::node& n, const std::string& field) {
+/// A coordinate prefix: integers >= -1 (-1 = any index).
+std::vector<std::int64_t> prefix_of(const Ctx& c, const toml::node& n, const std::string& field) {
+  const toml::array* a = n.as_array();
+  if (!a) c.fail(&n, field, "expected an array of indices (-1 = any)");
+  std::vector<std::int64_t> v;
+  for (auto& e : *a) {
+    const std::int64_t i = int_of(c, e, field);
+    if (i < -1) c.fail(&e, field, fmt::format("index {} (use -1 for any)", i));
+    v.push_back(i);
+  }
+  return v;
+}
+
+/// Checks a coordinate prefix against a shape.
+void check_prefix(const Ctx& c, const toml::node* n, const std::string& field, const std::vector<std::int64_t>& pre,
+                  const Shape& s, const std::string& what) {
+  if (pre.size() > s.size()) c.fail(n, field, fmt::format("{} indices for {} of shape {}", pre.size(), what, shape_str(s)));
+  for (std::size_t k = 0; k < pre.size(); ++k)
+    if (pre[k] >= s[k]) c.fail(n, field, fmt::format("index {} out of range for axis {} of {} {}", pre[k], k, what, shape_str(s)));
+}
+
+/// A transform table; `p` (the problem it will apply to) checks `input` and `at`;
+/// `pr` non-null: a property, which may also name `observe` and `outputs`.
+Transform transform_of(const Ctx& c, const toml::node& n, const std::string& field, const Problem& p, Property* pr = nullptr) {
   const toml::table* t = n.as_table();
   if (!t) c.fail(&n, field, "expected a table like { shift = 10.0 } or { scale = 5.0 }");
-  check_keys(c, *t, field, {"shift", "scale"});
-  if (t->empty()) c.fail(&n, field, "empty transform: give shift and/or scale");
+  if (pr) check_keys(c, *t, field, {"shift", "scale", "input", "at", "observe", "outputs"});
+  else check_keys(c, *t, field, {"shift", "scale", "input", "at"});
+  if (!t->contains("shift") && !t->contains("scale")) c.fail(&n, field, "empty transform: give shift and/or scale");
   Transform tr;
+  if (auto s = t->get("input")) {
+    tr.input = string_of(c, *s, field + ".input");
+    if (!p.input(tr.input)) c.fail(s, field + ".input", fmt::format("no input '{}' in this case", tr.input));
+  }
+  const Tensor& target = p.inputs.at(tr.input.empty() ? std::string(primary_input(p.op)) : tr.input);
+  if (auto s = t->get("at")) {
+    tr.at = prefix_of(c, *s, field + ".at");
+    check_prefix(c, s, field + ".at", tr.at, target.shape(), "input");
+  }
+  if (pr) {
+    const auto outs = output_shapes(p);
+    if (auto s = t->get("outputs")) {
+      const toml::array* a = s->as_array();
+      if (!a || a->empty()) c.fail(s, field + ".outputs", "expected a non-empty array of output names");
+      for (auto& e : *a) {
+        const std::string o = string_of(c, e, field + ".outputs");
+        if (!outs.count(o)) c.fail(&e, field + ".outputs", fmt::format("{} has no output '{}'", to_string(p.op), o));
+        pr->outputs.push_back(o);
+      }
+    }
+    if (auto s = t->get("observe")) {
+      pr->observe = prefix_of(c, *s, field + ".observe");
+      for (auto& o : pr->outputs.empty() ? std::vector<std::string>{"y"} : pr->outputs)
+        check_prefix(c, s, field + ".observe", pr->observe, outs.at(o), "output " + o);
+    }
+  }
   if (auto s = t->get("shift")) tr.shift = number(c, *s, field + ".shift");
   if (auto s = t->get("scale")) {
     tr.scale = number(c, *s, field + ".scale");
@@ -239,8 +317,89 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
   return tr;
 }
 
-void convention_of(const Ctx& c, const toml::table& t, const std::string& field, Convention& conv, bool& has_ns) {
-  check_keys(c, t, field, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype"});
+/// A case's sub-table (convention, inputs, expect) seen through the same sub-table of
+/// [defaults]: the case's keys win, the others come from [defaults]. The nodes are the
+/// parsed originals, so every error keeps its line (toml++ copies drop source positions).
+struct Layered {
+  const toml::table* low = nullptr;   ///< [defaults]' sub-table
+  const toml::table* high = nullptr;  ///< the case's
+  const toml::node* self = nullptr;   ///< the node to blame for the table as a whole
+  const toml::node* get(std::string_view k) const {
+    if (high && high->get(k)) return high->get(k);
+    return low ? low->get(k) : nullptr;
+  }
+  bool contains(std::string_view k) const { return get(k) != nullptr; }
+  /// Every key with its winning node: [defaults]' keys the case does not set, then the case's.
+  std::vector<std::pair<std::string, const toml::node*>> items() const {
+    std::vector<std::pair<std::string, const toml::node*>> v;
+    if (low)
+      for (auto& [k, n] : *low)
+        if (!high || !high->get(k.str())) v.emplace_back(std::string(k.str()), &n);
+    if (high)
+      for (auto& [k, n] : *high) v.emplace_back(std::string(k.str()), &n);
+    return v;
+  }
+};
+
+void check_keys(const Ctx& c, const Layered& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
+  if (t.low) check_keys(c, *t.low, where, allowed);
+  if (t.high) check_keys(c, *t.high, where, allowed);
+}
+
+bool bool_of(const Ctx& c, const toml::node& n, const std::string& field) {
+  if (auto v = n.as_boolean()) return v->get();
+  c.fail(&n, field, "expected true or false");
+}
+
+/// Convention keys that only some ops use (spec/op.hpp Convention documents each).
+bool key_applies(std::string_view key, Op op) {
+  if (key == "num_groups") return op == Op::group_norm;
+  if (key == "momentum" || key == "num_batches_tracked" || key == "training" || key == "track_running_stats" ||
+      key == "sequence")
+    return op == Op::batch_norm;
+  if (key == "axes") return op == Op::l2_normalize || op == Op::scale_norm;
+  if (key == "gated") return op == Op::ada_layer_norm || op == Op::ada_rms_norm;
+  if (key == "qk_form") return op == Op::qk_norm;
+  return true;
+}
+
+void convention_of(const Ctx& c, const Layered& t, const std::string& field, Convention& conv, bool& has_ns, Op op) {
+  check_keys(c, t, field, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype", "num_groups",
+                           "momentum", "num_batches_tracked", "training", "track_running_stats", "sequence", "axes",
+                           "gated", "qk_form"});
+  for (auto& [k, v] : t.items())
+    if (!key_applies(k, op))
+      c.fail(v, field + "." + k, fmt::format("'{}' is not a parameter of {}", k, to_string(op)));
+  if (auto e = t.get("num_groups")) {
+    conv.num_groups = int_of(c, *e, field + ".num_groups");
+    if (conv.num_groups < 1) c.fail(e, field + ".num_groups", fmt::format("num_groups must be >= 1, got {}", conv.num_groups));
+  }
+  if (auto e = t.get("momentum")) {
+    if (e->as_string() && e->as_string()->get() == "none") conv.momentum.reset();
+    else conv.momentum = number(c, *e, field + ".momentum");
+  }
+  if (auto e = t.get("num_batches_tracked")) conv.num_batches_tracked = int_of(c, *e, field + ".num_batches_tracked");
+  if (auto e = t.get("training")) conv.training = bool_of(c, *e, field + ".training");
+  if (auto e = t.get("track_running_stats")) conv.track_running_stats = bool_of(c, *e, field + ".track_running_stats");
+  if (auto e = t.get("sequence")) conv.sequence = bool_of(c, *e, field + ".sequence");
+  if (auto e = t.get("gated")) conv.gated = bool_of(c, *e, field + ".gated");
+  if (auto e = t.get("axes")) {
+    const toml::array* a = e->as_array();
+    if (!a || a->empty()) c.fail(e, field + ".axes", "expected a non-empty array of axes");
+    conv.axes.clear();
+    for (auto& v : *a) conv.axes.push_back(int_of(c, v, field + ".axes"));
+  }
+  if (auto e = t.get("qk_form")) {
+    const auto s = string_of(c, *e, field + ".qk_form");
+    auto v = parse_qk_form(s);
+    if (!v) c.fail(e, field + ".qk_form", fmt::format("unknown '{}' ({})", s, choices_qk_form()));
+    conv.qk_form = *v;
+    if (*v == QkForm::l2) {  // the l2 form's defaults are l2_normalize's
+      const Convention d = default_convention(Op::l2_normalize);
+      if (!t.contains("eps_placement")) conv.eps_placement = d.eps_placement;
+      if (!t.contains("eps")) conv.eps = d.eps;
+    }
+  }
   if (auto e = t.get("eps")) {
     conv.eps = number(c, *e, field + ".eps");
     if (!(conv.eps >= 0) || !std::isfinite(conv.eps)) c.fail(e, field + ".eps", fmt::format("eps must be finite and >= 0, got {}", conv.eps));
@@ -267,31 +426,26 @@ void convention_of(const Ctx& c, const toml::table& t, const std::string& field,
   if (auto e = t.get("acc_dtype")) conv.acc_dtype = dtype_of(c, *e, field + ".acc_dtype");
 }
 
-/// Merges [defaults] under a case table (case keys win; sub-tables merge one level).
-toml::table merged(const toml::table& defaults, const toml::table& cs) {
-  toml::table m = defaults;
-  for (auto& [k, v] : cs) {
-    if (v.is_table() && m.contains(k) && m.get(k)->is_table()) {
-      toml::table sub = *m.get(k)->as_table();
-      for (auto& [k2, v2] : *v.as_table()) sub.insert_or_assign(k2, v2);
-      m.insert_or_assign(k, sub);
-    } else {
-      m.insert_or_assign(k, v);
-    }
-  }
-  return m;
-}
-
 Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::map<std::string, Case>& earlier) {
   const int line = static_cast<int>(raw.source().begin.line);
   check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "note", "base", "transform", "convention",
                               "inputs", "expect", "recorded"});
-  const toml::table t = merged(defaults, raw);
   // Lines: fields from the case itself point at the case; defaults point at [defaults].
   // A derived case (base = ...) starts from its base: only its own keys change it, and
   // [defaults] do not apply again.
   const bool derived = raw.contains("base");
-  auto node = [&](std::string_view k) -> const toml::node* { return raw.get(k) ? raw.get(k) : derived ? nullptr : t.get(k); };
+  auto node = [&](std::string_view k) -> const toml::node* {
+    return raw.get(k) ? raw.get(k) : derived ? nullptr : defaults.get(k);
+  };
+  // Sub-tables merge one level: the case's keys over [defaults]' (Layered).
+  auto layered = [&](std::string_view k, const std::string& field) -> std::optional<Layered> {
+    const toml::node* lo = derived ? nullptr : defaults.get(k);
+    const toml::node* hi = raw.get(k);
+    if (!lo && !hi) return std::nullopt;
+    if (lo && !lo->as_table()) c.fail(lo, "defaults." + std::string(k), "expected a table");
+    if (hi && !hi->as_table()) c.fail(hi, field, "expected a table");
+    return Layered{lo ? lo->as_table() : nullptr, hi ? hi->as_table() : nullptr, hi ? hi : lo};
+  };
   Case cs;
   cs.file = c.file;
   cs.line = line;
@@ -326,27 +480,23 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   p.out_dtype = base ? p.out_dtype : dt;
   if (node("dtype")) p.out_dtype = dt;
   if (auto n = node("out_dtype")) p.out_dtype = dtype_of(c, *n, f + ".out_dtype");
+  if (!base) p.conv = default_convention(p.op);
   if (!base) p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
   bool has_ns = base != nullptr;
-  if (auto n = node("convention")) {
-    if (!n->as_table()) c.fail(n, f + ".convention", "expected a table");
-    convention_of(c, *n->as_table(), f + ".convention", p.conv, has_ns);
-  }
-  if (auto n = node("inputs")) {
-    const toml::table* it = n->as_table();
-    if (!it) c.fail(n, f + ".inputs", "expected a table of tensors");
-    for (auto& [k, v] : *it) {
-      const std::string name(k.str());
-      p.inputs[name] = tensor_of(c, v, f + ".inputs." + name, dt, cs.seeds);
-    }
+  const auto conv_t = layered("convention", f + ".convention");
+  if (conv_t) convention_of(c, *conv_t, f + ".convention", p.conv, has_ns, p.op);
+  const auto inputs_t = layered("inputs", f + ".inputs");
+  if (inputs_t) {
+    for (auto& [name, v] : inputs_t->items()) p.inputs[name] = tensor_of(c, *v, f + ".inputs." + name, dt, cs.seeds);
   } else if (!base) {
     c.fail(line, f + ".inputs", "missing inputs (at least inputs.x)");
   }
-  if (!p.input("x")) c.fail(node("inputs") ? node("inputs") : nullptr, f + ".inputs.x", "missing input x");
+  const std::string px(primary_input(p.op));
+  if (!p.input(px)) c.fail(inputs_t ? inputs_t->self : nullptr, f + ".inputs." + px, "missing input " + px);
   if (!has_ns) p.conv.normalized_shape = Shape{p.x().shape().back()};
   if (auto n = node("transform")) {
     if (!base) c.fail(n, f + ".transform", "transform needs a base case");
-    p = transform_of(c, *n, f + ".transform").apply(p);
+    p = transform_of(c, *n, f + ".transform", p).apply(p);
   }
   cs.layer = base ? base->layer : std::string(to_string(p.op));
   if (auto n = node("layer")) cs.layer = string_of(c, *n, f + ".layer");
@@ -356,24 +506,37 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     // Map the spec field back to the line of the TOML node that set it.
     const toml::node* at = nullptr;
     const std::string& sf = e.field;
-    if (sf.rfind("convention.", 0) == 0 && node("convention"))
-      at = node("convention")->as_table()->get(sf.substr(11)) ? node("convention")->as_table()->get(sf.substr(11)) : node("convention");
-    else if (sf.rfind("inputs.", 0) == 0 && node("inputs"))
-      at = node("inputs")->as_table()->get(sf.substr(7, sf.find('.', 7) - 7)) ? node("inputs")->as_table()->get(sf.substr(7, sf.find('.', 7) - 7)) : node("inputs");
+    if (sf.rfind("convention.", 0) == 0 && conv_t)
+      at = conv_t->get(sf.substr(11)) ? conv_t->get(sf.substr(11)) : conv_t->self;
+    else if (sf.rfind("inputs.", 0) == 0 && inputs_t)
+      at = inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) ? inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) : inputs_t->self;
     else if (sf == "op") at = node("op");
     c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
   }
 
   cs.gate = default_gate(p);
-  if (auto n = node("expect")) {
-    const toml::table* et = n->as_table();
-    if (!et) c.fail(n, f + ".expect", "expected a table");
-    check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under"});
+  if (const auto expect_t = layered("expect", f + ".expect")) {
+    const Layered* et = &*expect_t;
+    check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs"});
+    const auto outs = output_shapes(p);
     if (auto v = et->get("values")) {
       cs.expected = values_of(c, *v, f + ".expect.values");
       cs.expected_line = line_of(v);
-      if (static_cast<std::int64_t>(cs.expected->size()) != p.x().size())
-        c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), p.x().size()));
+      if (static_cast<std::int64_t>(cs.expected->size()) != numel(outs.at("y")))
+        c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), numel(outs.at("y"))));
+    }
+    if (auto v = et->get("outputs")) {
+      const toml::table* ot = v->as_table();
+      if (!ot) c.fail(v, f + ".expect.outputs", "expected a table { <output> = [values...] }");
+      for (auto& [k, vals] : *ot) {
+        const std::string on(k.str()), of = f + ".expect.outputs." + on;
+        if (!outs.count(on) || on == "y")
+          c.fail(&vals, of, on == "y" ? "give y's values as expect.values" : fmt::format("{} has no output '{}'", to_string(p.op), on));
+        cs.expected_outputs[on] = values_of(c, vals, of);
+        cs.expected_outputs_line[on] = line_of(&vals);
+        if (static_cast<std::int64_t>(cs.expected_outputs[on].size()) != numel(outs.at(on)))
+          c.fail(&vals, of, fmt::format("{} values for output {} of {} elements", cs.expected_outputs[on].size(), on, numel(outs.at(on))));
+      }
     }
     if (auto v = et->get("tolerance_abs")) {
       cs.expected_tolerance_abs = number(c, *v, f + ".expect.tolerance_abs");
@@ -397,8 +560,13 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
       if (auto a = et->get(key)) {
         const toml::array* arr = a->as_array();
         if (!arr) c.fail(a, f + ".expect." + key, "expected an array of transforms like [{ shift = 10.0 }]");
-        for (auto& e : *arr)
-          cs.properties.push_back({kind, transform_of(c, e, f + ".expect." + key), line_of(&e)});
+        for (auto& e : *arr) {
+          Property pr;
+          pr.kind = kind;
+          pr.line = line_of(&e);
+          pr.transform = transform_of(c, e, f + ".expect." + key, p, &pr);
+          cs.properties.push_back(std::move(pr));
+        }
       }
     }
   }
@@ -409,13 +577,16 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
       const std::string sf = f + ".recorded." + std::string(src.str());
       const toml::table* ot = outs.as_table();
       if (!ot) c.fail(&outs, sf, "expected a table of outputs");
-      check_keys(c, *ot, sf, {"y"});
+      const auto shapes = output_shapes(p);
       Outputs o;
       for (auto& [on, ov] : *ot) {
         std::string dummy;
-        Tensor y = tensor_of(c, ov, sf + "." + std::string(on.str()), p.out_dtype, dummy);
-        if (y.shape() != p.x().shape())
-          c.fail(&ov, sf + "." + std::string(on.str()), fmt::format("shape {} differs from x {}", shape_str(y.shape()), shape_str(p.x().shape())));
+        const std::string osf = sf + "." + std::string(on.str());
+        if (!shapes.count(std::string(on.str()))) c.fail(&ov, osf, fmt::format("{} has no output '{}'", to_string(p.op), on.str()));
+        Tensor y = tensor_of(c, ov, osf, p.out_dtype, dummy);
+        const Shape& want = shapes.at(std::string(on.str()));
+        if (y.shape() != want)
+          c.fail(&ov, osf, fmt::format("shape {} differs from the output's {}", shape_str(y.shape()), shape_str(want)));
         o[std::string(on.str())] = std::move(y);
       }
       cs.recorded[std::string(src.str())] = std::move(o);
@@ -435,11 +606,12 @@ std::vector<Case> parse_case_file(const std::string& path) {
     throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
   }
   check_keys(c, root, "", {"defaults", "case"});
-  toml::table defaults;
+  static const toml::table kNoDefaults;
+  const toml::table* defaults = &kNoDefaults;  // the parsed original: its nodes keep their lines
   if (auto d = root.get("defaults")) {
     if (!d->as_table()) c.fail(d, "defaults", "expected a table");
-    defaults = *d->as_table();
-    check_keys(c, defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "note", "convention", "inputs", "expect"});
+    defaults = d->as_table();
+    check_keys(c, *defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "note", "convention", "inputs", "expect"});
   }
   const toml::node* cn = root.get("case");
   if (!cn) c.fail(1, "case", "no [[case]] in file");
@@ -450,7 +622,7 @@ std::vector<Case> parse_case_file(const std::string& path) {
   for (auto& e : *arr) {
     const toml::table* t = e.as_table();
     if (!t) c.fail(&e, "case", "expected a table");
-    Case cs = case_of(c, defaults, *t, by_name);
+    Case cs = case_of(c, *defaults, *t, by_name);
     by_name.emplace(cs.name, cs);
     out.push_back(std::move(cs));
   }

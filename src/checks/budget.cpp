@@ -39,7 +39,37 @@
 
 namespace normcheck {
 
-std::int64_t group_size(const Problem& p) { return row_layout(p).m; }
+// The families (m = values per statistic; the same k_ops = 8 and sqrt(m) reduction term):
+//   group_norm (C/G) * spatial, instance_norm spatial; batch_norm N * spatial with batch
+//   statistics (the running-stat update adds 3 roundings per step, within k_ops: the
+//   running stats' condition magnitude, reference/batch_norm.hpp, carries the chain), 1 in
+//   eval (y = g (x - rm)/D(rv) + b reads no reduction); l2_normalize / scale_norm the
+//   values along the reduced axes (one sum of squares, no mean); ada_layer_norm /
+//   ada_rms_norm d (the modulation (1 + s) n + b and the gate x + g y add 4 roundings,
+//   within k_ops); qk_norm d_k (the per-head statistic and the score's dot product both
+//   reduce d_k values; the dot product's rounding is bounded by its condition magnitude
+//   sum_l |k^_l| c(q^_l) + |q^_l| c(k^_l), each c >= |q^_l|, so it enters as sqrt(d_k) again).
+std::int64_t group_size(const Problem& p) {
+  const Shape& xs = p.x().shape();
+  switch (p.op) {
+    case Op::layer_norm: case Op::rms_norm: return row_layout(p).m;
+    case Op::ada_layer_norm: case Op::ada_rms_norm: case Op::qk_norm: return xs.back();
+    case Op::group_norm: case Op::instance_norm: {
+      const ChannelLayout l = channel_layout(p);
+      return p.op == Op::instance_norm ? l.spatial : l.c / p.conv.num_groups * l.spatial;
+    }
+    case Op::batch_norm: {
+      const ChannelLayout l = channel_layout(p);
+      return p.conv.training || !p.conv.track_running_stats ? l.n * l.spatial : 1;
+    }
+    case Op::l2_normalize: case Op::scale_norm: {
+      std::int64_t m = 1;
+      for (auto a : reduced_axes(p)) m *= xs[a];
+      return m;
+    }
+  }
+  return row_layout(p).m;
+}
 
 Gate default_gate(const Problem& p) {
   const double m = static_cast<double>(group_size(p));

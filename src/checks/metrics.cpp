@@ -1,5 +1,6 @@
 #include "checks/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace normcheck {
@@ -76,6 +77,28 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
   for (Worst* w : {&s.abs, &s.rel, &s.ulp, &s.stab})
     if (w->index >= 0) w->coords = unravel(got.shape(), w->index);
   return s;
+}
+
+MetricSet merge_worst(const std::vector<std::pair<std::string, MetricSet>>& per_output) {
+  MetricSet m;
+  bool first = true;
+  for (const auto& [name, s] : per_output) {
+    auto pick = [&](Worst& into, const Worst& w) {
+      if (first || w.value > into.value || (std::isnan(w.value) && !std::isnan(into.value))) {
+        into = w;
+        into.output = name;
+      }
+    };
+    pick(m.abs, s.abs);
+    pick(m.rel, s.rel);
+    pick(m.ulp, s.ulp);
+    pick(m.stab, s.stab);
+    m.nmse = first ? s.nmse : std::max(m.nmse, s.nmse);
+    m.count += s.count;
+    m.nan_mismatches += s.nan_mismatches;
+    first = false;
+  }
+  return m;
 }
 
 LiteralError compare_literal(const Tensor& got, const std::vector<double>& expected, DType out) {

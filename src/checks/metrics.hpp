@@ -25,6 +25,7 @@ struct Worst {
   std::vector<std::int64_t> coords;
   double got = 0;
   long double exact = 0;
+  std::string output;  ///< which output (ops with several: "running_var", "q_hat", ...); empty: y
 };
 
 /// All metrics of one output. NaN rules: an element whose exact value is NaN (a group
@@ -44,6 +45,10 @@ struct MetricSet {
 /// `out` is the dtype whose ULP the ulp and stab metrics use, `acc` the accumulation dtype
 /// whose unit roundoff u_acc enters stab. Requires got.size() == ref.exact.size().
 MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc);
+
+/// The worst of several outputs' metrics, metric by metric (count and NaN mismatches add up,
+/// nmse is the largest); each Worst keeps the name of its output.
+MetricSet merge_worst(const std::vector<std::pair<std::string, MetricSet>>& per_output);
 
 /// Per-element error of `got` against literal expected values: max |y - e| and max
 /// |y - e| / ulp_out(e), with the worst element (NaN expected matches NaN).

@@ -29,7 +29,8 @@ struct CaseResult {
   std::string backend;
   Status status = Status::passed;   ///< worst of the checks (error > failed > mistrusted > passed; skipped alone)
   std::string reason;               ///< why skipped / error
-  std::optional<MetricSet> metrics; ///< output y vs the exact reference
+  std::optional<MetricSet> metrics; ///< every output vs the exact reference: the worst per metric (Worst::output names it)
+  std::vector<std::pair<std::string, MetricSet>> output_metrics;  ///< per output, y first
   std::vector<CheckResult> checks;
   std::string repro;                ///< command that reruns exactly this case on this backend
   double seconds = 0;

@@ -6,6 +6,7 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 
+#include "reference/families.hpp"
 #include "reference/row_norm.hpp"
 
 namespace normcheck::reference {
@@ -19,21 +20,26 @@ using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
 using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
 
 int working_bits(const Problem& p) {
-  const Tensor& x = p.x();
-  int emax = INT_MIN, emin = INT_MAX;
-  for (std::int64_t i = 0; i < x.size(); ++i) {
-    const double v = x.get(i);
-    if (v == 0 || !std::isfinite(v)) continue;
-    int e = 0;
-    std::frexp(v, &e);
-    emax = std::max(emax, e);
-    emin = std::min(emin, e);
+  // Over every input (x, parameters, modulations, running stats): the widest exponent range
+  // and precision; log2 of the largest input size bounds log2 m for every op.
+  int emax = INT_MIN, emin = INT_MAX, prec = 0;
+  std::int64_t n = 1;
+  for (const auto& [name, t] : p.inputs) {
+    prec = std::max(prec, format_info(t.dtype()).precision);
+    n = std::max(n, t.size());
+    for (std::int64_t i = 0; i < t.size(); ++i) {
+      const double v = t.get(i);
+      if (v == 0 || !std::isfinite(v)) continue;
+      int e = 0;
+      std::frexp(v, &e);
+      emax = std::max(emax, e);
+      emin = std::min(emin, e);
+    }
   }
-  const std::int64_t m = std::max<std::int64_t>(row_layout(p).m, 1);
   int log2m = 0;
-  while ((std::int64_t{1} << log2m) < m) ++log2m;
+  while ((std::int64_t{1} << log2m) < n) ++log2m;
   const int range = emax == INT_MIN ? 0 : emax - emin;
-  return std::max(range + format_info(x.dtype()).precision + log2m + 1, 160 + log2m);
+  return std::max(range + prec + log2m + 1, 160 + log2m);
 }
 
 namespace {
@@ -78,6 +84,7 @@ ExactOutputs evaluate_rows(const Problem& p) {
 
 ExactOutputs evaluate_exact(const Problem& p) {
   validate(p);
+  if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_exact(p);
   const int bits = working_bits(p);
   if (bits <= 256) return evaluate_rows<mp256>(p);
   if (bits <= 512) return evaluate_rows<mp512>(p);
@@ -85,6 +92,9 @@ ExactOutputs evaluate_exact(const Problem& p) {
   return evaluate_rows<mp2304>(p);
 }
 
-ExactOutputs evaluate_double(const Problem& p) { return evaluate_rows<double>(p); }
+ExactOutputs evaluate_double(const Problem& p) {
+  if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_double(p);
+  return evaluate_rows<double>(p);
+}
 
 }  // namespace normcheck::reference

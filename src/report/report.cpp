@@ -64,9 +64,9 @@ std::string num(double v) {
 
 std::string format_table(const std::vector<CaseResult>& results, bool color) {
   const auto rows = summarize(results);
-  std::size_t wl = 5, wb = 7;
-  for (auto& r : rows) { wl = std::max(wl, r.layer.size()); wb = std::max(wb, r.backend.size()); }
-  std::string out = fmt::format("{:<{}}  {:<13}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}\n", "layer", wl, "op",
+  std::size_t wl = 5, wb = 7, wo = 13;
+  for (auto& r : rows) { wl = std::max(wl, r.layer.size()); wb = std::max(wb, r.backend.size()); wo = std::max(wo, r.op.size()); }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}\n", "layer", wl, "op", wo,
                                 "backend", wb, "dtype", "cases", "max abs", "max ulp", "max stab", "verdict");
   auto paint = [&](const std::string& v) {
     if (!color) return v;
@@ -81,7 +81,7 @@ std::string format_table(const std::vector<CaseResult>& results, bool color) {
     if (r.errors) extra += fmt::format(" {} errors", r.errors);
     if (r.skipped) extra += fmt::format(" {} skipped", r.skipped);
     if (r.mistrusted) extra += fmt::format(" {} mistrusted", r.mistrusted);
-    out += fmt::format("{:<{}}  {:<13}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, r.backend, wb,
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, wo, r.backend, wb,
                        r.dtype, r.cases, num(r.max_abs), num(r.max_ulp), num(r.max_stab), v, extra);
   }
   int n[5] = {};
@@ -116,7 +116,8 @@ nlohmann::json number_json(double v) {
 }
 nlohmann::json worst_json(const Worst& w) {
   return {{"value", number_json(w.value)}, {"coords", w.coords}, {"got", number_json(w.got)},
-          {"exact", std::isnan(w.exact) ? std::string("nan") : fmt::format("{:.21Lg}", w.exact)}};
+          {"exact", std::isnan(w.exact) ? std::string("nan") : fmt::format("{:.21Lg}", w.exact)},
+          {"output", w.output.empty() ? "y" : w.output}};
 }
 }  // namespace
 
@@ -144,6 +145,12 @@ std::string format_json(const std::vector<CaseResult>& results) {
                       {"ulp", worst_json(r.metrics->ulp)}, {"stab", worst_json(r.metrics->stab)},
                       {"nmse", number_json(r.metrics->nmse)}};
       c["gate"] = {{"metric", to_string(r.cs->gate.metric)}, {"max", r.cs->gate.max}, {"source", r.cs->gate.source}};
+      if (r.output_metrics.size() > 1) {  // ops with several outputs: each one's error too
+        c["outputs"] = nlohmann::json::object();
+        for (auto& [name, m] : r.output_metrics)
+          c["outputs"][name] = {{"abs", worst_json(m.abs)}, {"rel", worst_json(m.rel)}, {"ulp", worst_json(m.ulp)},
+                                {"stab", worst_json(m.stab)}, {"nmse", number_json(m.nmse)}};
+      }
     }
     c["checks"] = nlohmann::json::array();
     for (auto& k : r.checks) c["checks"].push_back({{"name", k.name}, {"status", to_string(k.status)}, {"detail", k.detail}});

@@ -21,6 +21,7 @@ constexpr Names<EpsPlacement, 4> kPlacements{{{EpsPlacement::inside_sqrt, "insid
                                               {EpsPlacement::clamp_var, "clamp_var"},
                                               {EpsPlacement::clamp_norm, "clamp_norm"}}};
 constexpr Names<Variance, 2> kVariances{{{Variance::biased, "biased"}, {Variance::unbiased, "unbiased"}}};
+constexpr Names<QkForm, 2> kQkForms{{{QkForm::rms, "rms"}, {QkForm::l2, "l2"}}};
 constexpr Names<Affine, 4> kAffines{{{Affine::none, "none"}, {Affine::gamma, "gamma"},
                                      {Affine::gamma_beta, "gamma_beta"}, {Affine::one_plus_w, "one_plus_w"}}};
 
@@ -46,6 +47,9 @@ std::string_view to_string(Op e) noexcept { return name_of(kOps, e); }
 std::string_view to_string(EpsPlacement e) noexcept { return name_of(kPlacements, e); }
 std::string_view to_string(Variance e) noexcept { return name_of(kVariances, e); }
 std::string_view to_string(Affine e) noexcept { return name_of(kAffines, e); }
+std::string_view to_string(QkForm e) noexcept { return name_of(kQkForms, e); }
+std::optional<QkForm> parse_qk_form(std::string_view s) noexcept { return parse_of(kQkForms, s); }
+std::string choices_qk_form() { return choices_of(kQkForms); }
 std::optional<Op> parse_op(std::string_view s) noexcept { return parse_of(kOps, s); }
 std::optional<EpsPlacement> parse_eps_placement(std::string_view s) noexcept { return parse_of(kPlacements, s); }
 std::optional<Variance> parse_variance(std::string_view s) noexcept { return parse_of(kVariances, s); }
@@ -64,10 +68,12 @@ void validate(const Problem& p) {
   const Convention& c = p.conv;
   if (!(c.eps >= 0) || !std::isfinite(c.eps))
     throw SpecError("convention.eps", fmt::format("eps must be finite and >= 0, got {}", c.eps));
-  const Tensor* x = p.input("x");
-  if (!x) throw SpecError("inputs.x", "input x is required");
-  if (p.op != Op::layer_norm && p.op != Op::rms_norm)
-    throw SpecError("op", fmt::format("op {} is not implemented yet", to_string(p.op)));
+  const Tensor* x = p.input(std::string(primary_input(p.op)));
+  if (!x) throw SpecError(fmt::format("inputs.{}", primary_input(p.op)), fmt::format("input {} is required", primary_input(p.op)));
+  if (p.op != Op::layer_norm && p.op != Op::rms_norm) {
+    detail::validate_family(p);  // spec/families.cpp
+    return;
+  }
   if (c.eps_placement == EpsPlacement::clamp_norm && p.op == Op::layer_norm) {
     // clamp_norm is max(sqrt(v), eps): defined for every op, nothing to reject.
   }

@@ -8,7 +8,7 @@ namespace normcheck::kernels::mutant {
 
 namespace {
 struct Entry { Fault f; std::string_view name, text; };
-constexpr std::array<Entry, 13> kFaults{{
+constexpr std::array<Entry, 19> kFaults{{
     {Fault::eps_outside_sqrt, "eps_outside_sqrt", "eps added outside the sqrt: x / (sqrt(v) + eps)"},
     {Fault::eps_missing, "eps_missing", "eps left out of the denominator"},
     {Fault::wrong_eps, "wrong_eps", "eps ten times too small (1e-6 for 1e-5)"},
@@ -22,6 +22,12 @@ constexpr std::array<Entry, 13> kFaults{{
     {Fault::gamma_wrong_axis, "gamma_wrong_axis", "gamma indexed by row instead of column"},
     {Fault::w_not_one_plus_w, "w_not_one_plus_w", "one_plus_w affine applied as w"},
     {Fault::tail_unnormalized, "tail_unnormalized", "last m mod 8 elements of each row left unnormalized"},
+    {Fault::bn_biased_running_var, "bn_biased_running_var", "batch_norm running_var updated with the biased batch variance"},
+    {Fault::bn_stats_over_batch_only, "bn_stats_over_batch_only", "batch_norm statistics over N only (spatial axes left out)"},
+    {Fault::gn_interleaved_groups, "gn_interleaved_groups", "group_norm groups of channels g, g+G, ... (non-contiguous)"},
+    {Fault::l2_eps_added, "l2_eps_added", "l2_normalize/scale_norm x / (||x|| + eps) instead of clamping the norm"},
+    {Fault::ada_broadcast_over_batch, "ada_broadcast_over_batch", "AdaLN/AdaRMS modulation indexed by token (broadcast over batch)"},
+    {Fault::qk_norm_across_heads, "qk_norm_across_heads", "qk_norm statistics over all heads of a token, not per head"},
 }};
 
 float to_f16(float v) { return normcheck::detail::half_bits_to_float(normcheck::detail::float_to_half_bits(v)); }
@@ -39,6 +45,11 @@ std::optional<Fault> parse_fault(std::string_view s) noexcept {
   for (auto& e : kFaults) if (e.name == s) return e.f;
   return std::nullopt;
 }
+bool supports(Fault f, Op op) noexcept {
+  if (detail::is_family_fault(f)) return detail::family_supports(f, op);
+  return op == Op::layer_norm || op == Op::rms_norm;
+}
+
 std::vector<Fault> all_faults() {
   std::vector<Fault> v;
   for (auto& e : kFaults) v.push_back(e.f);
@@ -46,6 +57,7 @@ std::vector<Fault> all_faults() {
 }
 
 Outputs run(Fault f, const Problem& p) {
+  if (detail::is_family_fault(f)) return detail::run_family(f, p);
   const Tensor& x = p.x();
   RowLayout l = row_layout(p);
   const Shape& xs = x.shape();

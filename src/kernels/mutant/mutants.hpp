@@ -25,14 +25,33 @@ enum class Fault {
   gamma_wrong_axis,        ///< gamma indexed by the row instead of the column
   w_not_one_plus_w,        ///< one_plus_w applied as plain gamma
   tail_unnormalized,       ///< last m mod 8 elements of a row copied through
+  // Family faults (family_mutants.cpp), each on its own op(s):
+  bn_biased_running_var,   ///< batch_norm: running_var updated with the biased 1/m batch variance (eval then divides by it)
+  bn_stats_over_batch_only,///< batch_norm: statistics per (channel, position) over N only, the spatial axes left out
+  gn_interleaved_groups,   ///< group_norm: group g holds channels g, g+G, g+2G... instead of the contiguous block
+  l2_eps_added,            ///< l2_normalize / scale_norm: x / (||x|| + eps) instead of x / max(||x||, eps)
+  ada_broadcast_over_batch,///< ada_*: scale/shift/gate row chosen by the token index (mod B), i.e. broadcast over the batch
+  qk_norm_across_heads,    ///< qk_norm: q/k statistics over all heads of a token (H * d_k values) instead of per head
 };
+
+/// Whether mutant f has a kernel for op (the row faults: layer_norm, rms_norm; each family
+/// fault: the ops it names). The backend reports other ops as SKIPPED.
+bool supports(Fault f, Op op) noexcept;
 
 std::string_view to_string(Fault) noexcept;
 std::string_view describe(Fault) noexcept;
 std::optional<Fault> parse_fault(std::string_view) noexcept;
 std::vector<Fault> all_faults();
 
-/// Runs the faulty kernel on a validated layer_norm/rms_norm problem; returns {"y"}.
+/// Runs the faulty kernel on a validated problem of an op it supports; returns every
+/// output of the op.
 Outputs run(Fault f, const Problem& p);
+
+namespace detail {
+/// The family faults (family_mutants.cpp).
+bool is_family_fault(Fault f) noexcept;
+bool family_supports(Fault f, Op op) noexcept;
+Outputs run_family(Fault f, const Problem& p);
+}  // namespace detail
 
 }  // namespace normcheck::kernels::mutant
