@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cases/case.hpp"
+#include "cli/probe_commands.hpp"
 #include "checks/runner.hpp"
 #include "report/report.hpp"
 
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
+  auto probe_cmds = nc::cli::add_probe_commands(app);  // probe, compare-eps
 
   try {
     app.parse(argc, argv);
@@ -191,6 +193,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(ra);
+    if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
       return kOk;
