@@ -121,13 +121,13 @@ std::string format_compare_eps_table(const CompareEpsResult& r) {
                               to_string(o.op), dtype_name(o.dtype), o.d, o.op == Op::rms_norm ? ", here y/x" : "");
   for (std::size_t k = 0; k < K; ++k) s += fmt::format("  #{} = {}\n", k + 1, r.labels[k]);
   for (double mean : o.means) {
-    s += fmt::format("\nmean = {}\n{:>10}", mean, "variance");
+    s += fmt::format("\nmean = {} (variance: of the row as stored in {})\n{:>10}", mean, dtype_name(o.dtype), "variance");
     for (std::size_t k = 0; k < K; ++k) s += fmt::format(" {:>16}", fmt::format("gain #{}", k + 1));
     for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12}", fmt::format("ULP #{}-#1", k + 1));
     s += "\n";
     for (const auto& p : r.points) {
       if (p.mean != mean || !is_decade(p.var)) continue;
-      s += fmt::format("{:>10}", fmt::format("{:.0e}", p.var));
+      s += fmt::format("{:>10}", fmt::format("{:.3g}", p.real_var));
       if (!p.representable) {
         s += fmt::format("  (not representable in {} at this mean: stored variance {:.3g})\n", dtype_name(o.dtype), p.real_var);
         continue;
@@ -162,8 +162,10 @@ std::string compare_eps_svg(const CompareEpsResult& r) {
   static const char* colors[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   static const char* dashes[] = {"", "6 3", "2 2", "8 3 2 3", "1 3"};
   LogLogPlot p;
-  p.title = fmt::format("{} {}: output difference to #1 ({})", to_string(r.options.op), dtype_name(r.options.dtype),
-                        r.labels.empty() ? "" : r.labels[0]);
+  p.title = fmt::format("{}, {}: where eps conventions differ (exact reference)", to_string(r.options.op),
+                        dtype_name(r.options.dtype));
+  for (std::size_t k = 0; k < r.labels.size(); ++k) p.notes.push_back(fmt::format("#{} = {}", k + 1, r.labels[k]));
+  p.notes.push_back("(differences of 0 drawn at the bottom)");
   p.x_label = "row variance";
   p.y_label = fmt::format("max |y - y#1| in ULPs of {}", dtype_name(r.options.dtype));
   p.y_floor = 1e-2;
@@ -172,7 +174,7 @@ std::string compare_eps_svg(const CompareEpsResult& r) {
   for (std::size_t k = 1; k < r.labels.size(); ++k)
     for (std::size_t mi = 0; mi < r.options.means.size(); ++mi) {
       PlotSeries s;
-      s.label = fmt::format("#{} {} (mean {})", k + 1, r.labels[k], r.options.means[mi]);
+      s.label = fmt::format("#{} vs #1, mean {}", k + 1, r.options.means[mi]);
       s.color = colors[(k - 1) % 8];
       s.dash = dashes[mi % 5];
       for (const auto& pt : r.points)

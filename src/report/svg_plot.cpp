@@ -85,6 +85,8 @@ std::string render_loglog_svg(const LogLogPlot& p) {
                      W - R + 12, ly, W - R + 40, esc(ser.color), dash);
     s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", W - R + 46, ly + 4, esc(ser.label));
   }
+  for (const auto& n : p.notes)
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", W - R + 12, Tp + 14 + 18 * row++, esc(n));
   return s + "</svg>\n";
 }
 

@@ -22,6 +22,7 @@ struct LogLogPlot {
   double y_floor = 1e-2;     ///< smallest y shown (decade-aligned down)
   double hline = 0;          ///< draw a dashed horizontal reference line at this y (0: none)
   std::string hline_label;
+  std::vector<std::string> notes;  ///< extra legend lines below the series (e.g. "#1 = ...")
 };
 
 /// Renders the plot as a standalone SVG 1.1 document (800 x 500, decade grid and ticks,
