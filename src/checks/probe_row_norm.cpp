@@ -321,7 +321,23 @@ bool probe_eps(Ctx& c) {
       c.res.findings.push_back(finding(p, "undetermined", "", Certainty::undetermined, false, e));
     return false;
   }
-  const EpsFit& best = fits[0];
+  // clamp_var(eps) and clamp_norm(sqrt(eps)) are the same function: when the best model is a
+  // clamp, its twin fits exactly as well. Keep the one the nominal convention names (no false
+  // deviation), else the one with the shorter eps, and name both.
+  std::size_t bi = 0;
+  const EpsFit* twin = nullptr;
+  auto is_clamp = [](EpsPlacement p) { return p == EpsPlacement::clamp_var || p == EpsPlacement::clamp_norm; };
+  if (is_clamp(fits[0].placement))
+    for (std::size_t i = 1; i < fits.size(); ++i)
+      if (is_clamp(fits[i].placement) && fits[i].placement != fits[0].placement && fits[i].variance == fits[0].variance &&
+          fits[i].residual <= fits[0].residual * (1 + 1e-6) + 1e-15) {
+        const bool nominal_twin = fits[i].placement == c.o.nominal.eps_placement;
+        const bool nominal_best = fits[0].placement == c.o.nominal.eps_placement;
+        if (nominal_twin || (!nominal_best && fits[i].eps_text.size() < fits[0].eps_text.size())) bi = i;
+        twin = &fits[bi == 0 ? i : 0];
+        break;
+      }
+  const EpsFit& best = fits[bi];
   std::string ftxt;
   for (const auto& f : fits)
     ftxt += fmt::format("{}{}/{}: eps {} [{}, {}] residual {}", ftxt.empty() ? "" : "; ", to_string(f.placement),
@@ -330,7 +346,8 @@ bool probe_eps(Ctx& c) {
   e.residual = best.residual;
   double r_other_pl = HUGE_VAL, r_other_var = HUGE_VAL;
   for (const auto& f : fits) {
-    if (f.placement != best.placement) r_other_pl = std::min(r_other_pl, f.residual);
+    if (f.placement != best.placement && !(twin && f.placement == twin->placement))
+      r_other_pl = std::min(r_other_pl, f.residual);
     if (f.variance != best.variance) r_other_var = std::min(r_other_var, f.residual);
   }
   const double good = std::max(1e-3, 8 * floor), fair = std::max(3e-2, 64 * floor);
@@ -358,7 +375,9 @@ bool probe_eps(Ctx& c) {
   Certainty cp = eps_zero ? ce : certainty(r_other_pl);
   const std::string pl_val = cp == Certainty::undetermined ? "undetermined (no model fits)"
                              : eps_zero ? "any (eps = 0: every placement gives x/sqrt(v))"
-                                        : std::string(to_string(best.placement));
+                             : twin ? fmt::format("{} (the same function as {} with eps = {})", to_string(best.placement),
+                                                  to_string(twin->placement), twin->eps_text)
+                                    : std::string(to_string(best.placement));
   c.res.findings.push_back(finding("eps_placement", pl_val, std::string(to_string(nom.eps_placement)), cp,
                                    !eps_zero && best.placement != nom.eps_placement, e));
   const Certainty cv = certainty(r_other_var);
