@@ -57,7 +57,8 @@ ProbeFn probe_for(Op op) {
 
 std::string certainty_of(const ProbeResult& r, const char* key) {
   const Finding* f = r.find(key);
-  return f ? std::string(to_string(f->certainty)) : "not probed";
+  if (!f) return "not probed: nominal value";
+  return f->certainty == Certainty::undetermined ? "undetermined: nominal value" : std::string(to_string(f->certainty));
 }
 }  // namespace
 
@@ -84,7 +85,8 @@ std::string convention_card(const ProbeResult& r) {
                    certainty_of(r, "eps_placement"));
   s += fmt::format("{:<34}# {}\n", fmt::format("variance = \"{}\"", to_string(c.variance)), certainty_of(r, "variance"));
   s += fmt::format("{:<34}# {}\n", fmt::format("affine = \"{}\"", to_string(c.affine)),
-                   certainty_of(r, fmt::format("affine[{}]", to_string(o.nominal.affine == Affine::none ? Affine::gamma : o.nominal.affine)).c_str()));
+                   o.nominal.affine == Affine::none ? "nominal: the probe sent no affine parameters here"
+                                                    : certainty_of(r, fmt::format("affine[{}]", to_string(o.nominal.affine)).c_str()));
   s += fmt::format("{:<34}# {} (probe x [2, 3, {}])\n", fmt::format("normalized_shape = {}", shape),
                    certainty_of(r, "reduction_axes"), o.d);
   s += fmt::format("{:<34}# {}\n", fmt::format("acc_dtype = \"{}\"", dtype_name(c.acc_dtype)),

@@ -399,6 +399,9 @@ bool probe_eps(Ctx& c) {
     std::string law = fmt::format("g ~ v^{:.3f}", slope);
     if (std::fabs(slope + 1) < 0.02) law += " (no sqrt: divides by the variance)";
     else if (std::fabs(slope + 0.5) < 0.02) law = "g ~ 1/sqrt(v)";
+    if (std::fabs(slope + 0.5) >= 0.02 && std::isfinite(slope))
+      c.res.card_notes.push_back(fmt::format("no convention reproduces this backend: its gain goes like v^{:.3f}, not "
+                                             "1/sqrt(v)", slope));
     c.res.findings.push_back(finding("gain_law", law, "g ~ 1/sqrt(v)",
                                      std::isfinite(slope) ? Certainty::certain : Certainty::undetermined,
                                      std::fabs(slope + 0.5) >= 0.02, eg));
@@ -477,8 +480,6 @@ void probe_affine(Ctx& c) {
                        ms[i].beta_map == "-" ? "" : fmt::format(" + beta ({})", ms[i].beta_map), g3(ms[i].resid));
     return "max rel. residual of y = G n + beta per model (n: output with affine none): " + s;
   };
-  std::string gamma_axis_value, gamma_axis_fit;
-  Certainty gamma_axis_cert = Certainty::undetermined;
   for (Affine a : {Affine::gamma, Affine::gamma_beta, Affine::one_plus_w}) {
     const std::string key = fmt::format("affine[{}]", to_string(a));
     Evidence e;
@@ -509,7 +510,7 @@ void probe_affine(Ctx& c) {
       const bool dev = applied != expect;
       if (cert == Certainty::undetermined) applied = "undetermined (no affine model fits)";
       c.res.findings.push_back(finding(key, applied, expect, cert, dev, e));
-      if (a == c.o.nominal.affine || (c.o.nominal.affine == Affine::none && a == Affine::gamma)) {
+      if (a == c.o.nominal.affine) {  // the card's affine: what was applied when the nominal one was asked
         c.res.inferred.affine = cert == Certainty::undetermined || dev ? c.o.nominal.affine : a;
         if (dev && cert != Certainty::undetermined) {
           if (m.gain == "1") c.res.inferred.affine = Affine::none;
@@ -518,12 +519,8 @@ void probe_affine(Ctx& c) {
         }
       }
       if (a == Affine::gamma) {
-        gamma_axis_value = cert == Certainty::undetermined ? "undetermined" : m.gain == "1" ? "gamma not applied" : m.gain_map;
-        gamma_axis_fit = e.fit;
-        gamma_axis_cert = cert;
-        Evidence eb = e;
-        c.res.findings.push_back(finding("gamma_broadcast", gamma_axis_value, "per hidden index", cert,
-                                         gamma_axis_value != "per hidden index", eb));
+        const std::string axis = cert == Certainty::undetermined ? "undetermined" : m.gain == "1" ? "gamma not applied" : m.gain_map;
+        c.res.findings.push_back(finding("gamma_broadcast", axis, "per hidden index", cert, axis != "per hidden index", e));
       }
       if (a == Affine::gamma_beta)
         c.res.findings.push_back(finding("beta_broadcast", cert == Certainty::undetermined ? "undetermined" : m.beta_map,
@@ -534,7 +531,6 @@ void probe_affine(Ctx& c) {
                                        Certainty::undetermined, false, e));
     }
   }
-  (void)gamma_axis_cert;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -832,6 +828,9 @@ std::string describe_row(const std::vector<double>& y, const std::vector<long do
   if (nan) return fmt::format("{} of {} NaN", nan, n);
   if (inf) return fmt::format("{} of {} infinite", inf, n);
   if (zero == n) return "all zero";
+  bool ref_nan = !r.empty();
+  for (long double v : r) ref_nan = ref_nan && std::isnan(v);
+  if (ref_nan) return "finite (the NaN/Inf input was swallowed)";
   const double rd = rel_diff(y, r);
   return rd <= tol ? "finite, as the reference" : fmt::format("finite, max rel. error {} to the reference", g3(rd));
 }

@@ -90,9 +90,12 @@ int run_probe(const ProbeCommands& c) {
     for (auto& m : mutant_names()) names.push_back("mutant:" + m);
   } else {
     if (c.backend.empty()) return bad("probe: --backend NAME is required (or --all-mutants)");
-    bool known = c.backend.rfind("mutant:", 0) == 0;
+    // Built-in names and scheme names ("mutant:...", and whatever "kind:..." backends the table
+    // grows) go to make_backend; a bare unknown name would only be a recorded source, which
+    // holds no outputs for the probe's problems, so it is a usage error (likely a typo).
+    bool known = c.backend.find(':') != std::string::npos;
     for (auto& [n, d] : builtin_backends()) known = known || n == c.backend;
-    if (!known) return bad(fmt::format("probe --backend {}: unknown backend (built in: {})", c.backend,
+    if (!known) return bad(fmt::format("probe --backend {}: unknown backend (built in: {}, mutant:<fault>)", c.backend,
                                        fmt::join(default_backends(), ", ")));
     names.push_back(c.backend);
   }
