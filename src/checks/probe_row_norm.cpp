@@ -2,26 +2,30 @@
 //
 // Experiments, in order (each later one uses what the earlier ones established):
 //  1. axes       x [2, 3, d] ~ N(0,1); perturb x[0,0,0], x[0,2,5], x[1,0,0] by +3 and see
-//                which outputs move (bit-exact unless the backend is not repeatable).
-//                A leak across rows makes every later experiment run one row per call.
+//                which outputs move (bit-exact unless the backend is not repeatable); the
+//                nominal reference over [d], [T, d], [B, T, d] as the fitted model. A leak
+//                across rows makes every later experiment run one row per call.
 //  2. centering  rows 3 + N(0,1); per row fit y = a x + b: -b / (a mean x) is 1 for a
 //                kernel that subtracts the row mean, 0 for one that does not.
-//  3. eps sweep  rows +-s (mean 0, statistic v = s^2 exactly) for v = 1e-14 .. 1e2 (half
-//                decades); measured gain g = y / x; eps and placement and the estimator
-//                solved by least squares (eps_fit.hpp); the slope of ln g over v >= 1
-//                gives the gain law (-1/2; -1 for a missing sqrt).
+//  3. eps sweep  rows of pairs +-a_k (mean exactly 0, statistic v = mean a_k^2 known exactly)
+//                for v = 1e-14 .. 1e2 (half decades); measured gain g = sum y x / sum x^2;
+//                eps, placement and estimator solved by least squares (eps_fit.hpp); the
+//                slope of ln g over v >= 1 gives the gain law (-1/2; -1 for a missing sqrt).
 //  4. affine     distinct gamma_j = 1 + j/16 (w_j = j/16 for one_plus_w), beta_j = j/32 - 1
 //                on x [2, 3, d]; y fitted against gain {param, 1 + param, 1} and beta
 //                indexed by hidden index, flat row, token, batch or reversed index.
-//  5. accumulation  stab metric (DESIGN.md) against the exact reference under the inferred
-//                convention for candidate accumulation dtypes on long rows (N(0,1), d =
-//                4096 and 256); binary16 range rows (2^-12 and 2^9 N(0,1)) separate f16
-//                from bf16; rows 1e4 + N(0,1) separate one-pass E[x^2]-E[x]^2 from
-//                two-pass/Welford (the stab of one-pass grows like mean/std).
+//  5. accumulation  against the exact reference under the inferred convention, on N(0,1)
+//                rows of 4096 and 256: the stab metric (DESIGN.md) per candidate dtype and
+//                the row-coherent error (a wrong statistic moves a whole row together, so a
+//                per-row fit resolves it far below one output ULP); binary16 range rows
+//                (2^-12 and 2^9 N(0,1)) tell f16 from bf16; rows S + N(0,1) (S = 1e4 and the
+//                largest shift both formats hold to 1/16) tell one-pass E[x^2]-E[x]^2 (stab
+//                grows like S) from two-pass/Welford.
 //  6. per-index  d = 8k + r (65..73, 79, 95), rows 5 + 3 N(0,1): each output against the
-//                exact reference; the set of failing indices matched to "last d mod B".
+//                exact reference (or, without a model, the row's own line y = a x + b); the
+//                set of failing indices matched to "the last d mod B".
 //  7. degenerate constant, zero, NaN, +Inf and overflowing (|x| = max/4) rows against the
-//                nominal convention's reference.
+//                reference under the inferred convention (nominal when none was inferred).
 #include <algorithm>
 #include <cmath>
 #include <functional>
