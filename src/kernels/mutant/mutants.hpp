@@ -25,8 +25,6 @@ enum class Fault {
   gamma_wrong_axis,        ///< gamma indexed by the row instead of the column
   w_not_one_plus_w,        ///< one_plus_w applied as plain gamma
   tail_unnormalized,       ///< last m mod 8 elements of a row copied through
-  bf16_accumulation,       ///< statistics accumulated in bfloat16 (f32 range, 8-bit precision)
-  nonfinite_as_zero,       ///< NaN/Inf inputs read as 0: a poisoned row gives finite outputs
 };
 
 std::string_view to_string(Fault) noexcept;
