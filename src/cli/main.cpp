@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "cases/case.hpp"
-#include "cli/probe_commands.hpp"
 #include "checks/runner.hpp"
 #include "report/report.hpp"
+#include "cli/probe_commands.hpp"
 
 #ifndef NORMCHECK_VERSION
 #define NORMCHECK_VERSION "0.0.0"
@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
   CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
   app.set_version_flag("--version", NORMCHECK_VERSION);
   app.require_subcommand(1);
+  auto probe_cmds = nc::cli::add_probe_commands(app);  // probe, compare-eps (cli/probe_commands.cpp)
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
@@ -183,7 +184,6 @@ int main(int argc, char** argv) {
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
-  auto probe_cmds = nc::cli::add_probe_commands(app);  // probe, compare-eps
 
   try {
     app.parse(argc, argv);
@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kBadInput;
   }
   try {
-    if (*run) return cmd_run(ra);
     if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;
+    if (*run) return cmd_run(ra);
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
       return kOk;
