@@ -16,6 +16,7 @@
 #include "checks/golden.hpp"
 #include "checks/runner.hpp"
 #include "report/report.hpp"
+#include "cli/probe_commands.hpp"
 
 #ifndef NORMCHECK_VERSION
 #define NORMCHECK_VERSION "0.0.0"
@@ -214,6 +215,7 @@ int main(int argc, char** argv) {
   CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
   app.set_version_flag("--version", NORMCHECK_VERSION);
   app.require_subcommand(1);
+  auto probe_cmds = nc::cli::add_probe_commands(app);  // probe, compare-eps (cli/probe_commands.cpp)
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
@@ -250,6 +252,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kBadInput;
   }
   try {
+    if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;
     if (*run) return cmd_run(ra);
     if (*golden) return cmd_golden(golden_paths, golden_update);
     if (*backends) {

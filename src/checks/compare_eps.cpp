@@ -1,0 +1,187 @@
+#include "checks/compare_eps.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "reference/reference.hpp"
+#include "report/svg_plot.hpp"
+
+namespace normcheck {
+
+LabeledConvention parse_convention_spec(const std::string& spec) {
+  LabeledConvention lc;
+  lc.label = spec;
+  bool has_eps = false;
+  std::size_t a = 0;
+  while (a < spec.size()) {
+    std::size_t b = spec.find(',', a);
+    if (b == std::string::npos) b = spec.size();
+    const std::string kv = spec.substr(a, b - a);
+    a = b + 1;
+    if (kv.empty()) continue;
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument(fmt::format("'{}' in '{}' is not key=value (keys: eps, placement, variance)", kv, spec));
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k == "eps") {
+      char* end = nullptr;
+      const double e = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(e >= 0) || !std::isfinite(e))
+        throw std::invalid_argument(fmt::format("eps '{}' in '{}' is not a finite number >= 0", v, spec));
+      lc.conv.eps = e;
+      has_eps = true;
+    } else if (k == "placement" || k == "eps_placement") {
+      auto p = parse_eps_placement(v);
+      if (!p) throw std::invalid_argument(fmt::format("placement '{}' in '{}': expected {}", v, spec, choices_eps_placement()));
+      lc.conv.eps_placement = *p;
+    } else if (k == "variance") {
+      auto p = parse_variance(v);
+      if (!p) throw std::invalid_argument(fmt::format("variance '{}' in '{}': expected {}", v, spec, choices_variance()));
+      lc.conv.variance = *p;
+    } else {
+      throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement, variance)", k, spec));
+    }
+  }
+  if (!has_eps) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE", spec));
+  return lc;
+}
+
+CompareEpsResult compare_eps(const std::vector<LabeledConvention>& convs, const CompareEpsOptions& o) {
+  if (convs.size() < 2) throw std::invalid_argument("compare-eps needs at least two conventions (--conv twice)");
+  if (o.op != Op::layer_norm && o.op != Op::rms_norm)
+    throw std::invalid_argument(fmt::format("compare-eps: op {} not supported (layer_norm, rms_norm)", to_string(o.op)));
+  if (o.d < 2 || o.d % 2) throw std::invalid_argument(fmt::format("compare-eps: d must be even and >= 2, got {}", o.d));
+  CompareEpsResult res;
+  res.options = o;
+  if (res.options.variances.empty())
+    for (int k = -56; k <= 16; ++k) res.options.variances.push_back(std::pow(10.0, k / 4.0));
+  for (const auto& c : convs) res.labels.push_back(c.label);
+  const auto& vars = res.options.variances;
+  const std::int64_t nv = static_cast<std::int64_t>(vars.size()), d = o.d;
+  for (double mean : o.means) {
+    // Rows mean +- s, rounded once to the dtype; the statistics below are of the stored row.
+    std::vector<double> x;
+    std::vector<ComparePoint> pts(static_cast<std::size_t>(nv));
+    for (std::int64_t r = 0; r < nv; ++r) {
+      const double s = std::sqrt(vars[r]);
+      const double hi = round_to(o.dtype, mean + s), lo = round_to(o.dtype, mean - s);
+      for (std::int64_t j = 0; j < d; ++j) x.push_back(j % 2 ? lo : hi);
+      ComparePoint& p = pts[r];
+      p.mean = mean;
+      p.var = vars[r];
+      p.real_mean = static_cast<double>((static_cast<long double>(hi) + lo) / 2);
+      const long double half = (static_cast<long double>(hi) - lo) / 2;
+      p.real_var = static_cast<double>(half * half);
+      p.representable = std::fabs(p.real_var / p.var - 1) <= 0.1;
+    }
+    std::vector<std::vector<long double>> ys;
+    for (const auto& c : convs) {
+      Problem q;
+      q.op = o.op;
+      q.conv = c.conv;
+      q.conv.affine = Affine::none;
+      q.conv.normalized_shape = Shape{d};
+      q.out_dtype = o.dtype;
+      q.inputs["x"] = Tensor::from_doubles(o.dtype, Shape{nv, d}, x);
+      ys.push_back(reference::evaluate_exact(q).at("y").exact);
+    }
+    for (std::int64_t r = 0; r < nv; ++r) {
+      ComparePoint& p = pts[r];
+      const long double x0 = x[r * d];
+      const long double den = o.op == Op::layer_norm ? x0 - static_cast<long double>(p.real_mean) : x0;
+      for (std::size_t k = 0; k < convs.size(); ++k) {
+        p.gain.push_back(den == 0 ? static_cast<long double>(NAN) : ys[k][r * d] / den);
+        double worst = 0;
+        for (std::int64_t j = 0; j < d; ++j) {
+          const long double y0 = ys[0][r * d + j], yk = ys[k][r * d + j];
+          const long double u = ulp(o.dtype, std::isfinite(y0) ? y0 : 0.0L);
+          const long double e = std::fabs(yk - y0) / u;
+          worst = std::isnan(e) ? (std::isnan(y0) && std::isnan(yk) ? worst : HUGE_VAL) : std::max(worst, static_cast<double>(e));
+        }
+        p.diff_ulp.push_back(worst);
+      }
+    }
+    res.points.insert(res.points.end(), pts.begin(), pts.end());
+  }
+  return res;
+}
+
+namespace {
+bool is_decade(double v) { const double l = std::log10(v); return std::fabs(l - std::round(l)) < 1e-9; }
+}  // namespace
+
+std::string format_compare_eps_table(const CompareEpsResult& r) {
+  const auto& o = r.options;
+  const std::size_t K = r.labels.size();
+  std::string s = fmt::format("normcheck compare-eps: op {}, dtype {}, rows of {} values mean +- s (exact reference; "
+                              "gain = y/(x - mu) = 1/D{})\n",
+                              to_string(o.op), dtype_name(o.dtype), o.d, o.op == Op::rms_norm ? ", here y/x" : "");
+  for (std::size_t k = 0; k < K; ++k) s += fmt::format("  #{} = {}\n", k + 1, r.labels[k]);
+  for (double mean : o.means) {
+    s += fmt::format("\nmean = {} (variance: of the row as stored in {})\n{:>10}", mean, dtype_name(o.dtype), "variance");
+    for (std::size_t k = 0; k < K; ++k) s += fmt::format(" {:>16}", fmt::format("gain #{}", k + 1));
+    for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12}", fmt::format("ULP #{}-#1", k + 1));
+    s += "\n";
+    for (const auto& p : r.points) {
+      if (p.mean != mean || !is_decade(p.var)) continue;
+      s += fmt::format("{:>10}", fmt::format("{:.3g}", p.real_var));
+      if (!p.representable) {
+        s += fmt::format("  (not representable in {} at this mean: stored variance {:.3g})\n", dtype_name(o.dtype), p.real_var);
+        continue;
+      }
+      for (std::size_t k = 0; k < K; ++k) s += fmt::format(" {:>16.10g}", static_cast<double>(p.gain[k]));
+      for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12.4g}", p.diff_ulp[k]);
+      s += "\n";
+    }
+  }
+  s += fmt::format("\nwhere the outputs differ from #1 by more than 1 ULP of {} (sweep: {} variances per mean, "
+                   "{:.0e} .. {:.0e}):\n", dtype_name(o.dtype), o.variances.empty() ? 0 : o.variances.size(),
+                   o.variances.empty() ? 0.0 : o.variances.front(), o.variances.empty() ? 0.0 : o.variances.back());
+  for (std::size_t k = 1; k < K; ++k)
+    for (double mean : o.means) {
+      std::string ranges;
+      double worst = 0, worst_v = 0, lo = -1, prev = 0;
+      auto close = [&] { if (lo >= 0) ranges += fmt::format("{}[{:.3g}, {:.3g}]", ranges.empty() ? "" : ", ", lo, prev); lo = -1; };
+      for (const auto& p : r.points) {
+        if (p.mean != mean || !p.representable) continue;
+        if (p.diff_ulp[k] > 1) { if (lo < 0) lo = p.var; prev = p.var; } else close();
+        if (p.diff_ulp[k] > worst) { worst = p.diff_ulp[k]; worst_v = p.var; }
+      }
+      close();
+      s += fmt::format("  #{} vs #1, mean {}: {}\n", k + 1, mean,
+                       ranges.empty() ? fmt::format("never (max {:.3g} ULP)", worst)
+                                      : fmt::format("variance in {}; max {:.4g} ULP at variance {:.3g}", ranges, worst, worst_v));
+    }
+  return s;
+}
+
+std::string compare_eps_svg(const CompareEpsResult& r) {
+  static const char* colors[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  static const char* dashes[] = {"", "6 3", "2 2", "8 3 2 3", "1 3"};
+  LogLogPlot p;
+  p.title = fmt::format("{}, {}: where eps conventions differ (exact reference)", to_string(r.options.op),
+                        dtype_name(r.options.dtype));
+  for (std::size_t k = 0; k < r.labels.size(); ++k) p.notes.push_back(fmt::format("#{} = {}", k + 1, r.labels[k]));
+  p.notes.push_back("(differences of 0 drawn at the bottom)");
+  p.x_label = "row variance";
+  p.y_label = fmt::format("max |y - y#1| in ULPs of {}", dtype_name(r.options.dtype));
+  p.y_floor = 1e-2;
+  p.hline = 1;
+  p.hline_label = "1 ULP";
+  for (std::size_t k = 1; k < r.labels.size(); ++k)
+    for (std::size_t mi = 0; mi < r.options.means.size(); ++mi) {
+      PlotSeries s;
+      s.label = fmt::format("#{} vs #1, mean {}", k + 1, r.options.means[mi]);
+      s.color = colors[(k - 1) % 8];
+      s.dash = dashes[mi % 5];
+      for (const auto& pt : r.points)
+        if (pt.mean == r.options.means[mi] && pt.representable) s.points.emplace_back(pt.var, pt.diff_ulp[k]);
+      p.series.push_back(std::move(s));
+    }
+  return render_loglog_svg(p);
+}
+
+}  // namespace normcheck

@@ -1,0 +1,203 @@
+// Probe driver, convention card and reports (probe.hpp).
+#include "checks/probe.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "checks/probe_detail.hpp"
+
+namespace normcheck {
+
+std::string_view to_string(Certainty c) noexcept {
+  switch (c) {
+    case Certainty::certain: return "certain";
+    case Certainty::likely: return "likely";
+    case Certainty::undetermined: return "undetermined";
+  }
+  return "?";
+}
+
+ProbeOptions default_probe_options(Op op) {
+  ProbeOptions o;
+  o.op = op;
+  o.nominal.eps = 1e-5;
+  o.nominal.eps_placement = EpsPlacement::inside_sqrt;
+  o.nominal.variance = Variance::biased;
+  o.nominal.acc_dtype = DType::f32;
+  o.nominal.affine = op == Op::layer_norm ? Affine::gamma_beta : Affine::gamma;
+  return o;
+}
+
+const Finding* ProbeResult::find(const std::string& property) const {
+  for (const auto& f : findings)
+    if (f.property == property) return &f;
+  return nullptr;
+}
+
+std::vector<const Finding*> ProbeResult::deviations() const {
+  std::vector<const Finding*> v;
+  for (const auto& f : findings)
+    if (f.deviates) v.push_back(&f);
+  return v;
+}
+
+namespace {
+/// Probe functions by op: the one table other families extend.
+using ProbeFn = ProbeResult (*)(Backend&, const ProbeOptions&);
+ProbeFn probe_for(Op op) {
+  switch (op) {
+    case Op::layer_norm: case Op::rms_norm: return &detail::probe_row_norm;
+    default: return nullptr;
+  }
+}
+
+std::string certainty_of(const ProbeResult& r, const char* key) {
+  const Finding* f = r.find(key);
+  if (!f) return "not probed: nominal value";
+  return f->certainty == Certainty::undetermined ? "undetermined: nominal value" : std::string(to_string(f->certainty));
+}
+}  // namespace
+
+ProbeResult probe(Backend& backend, const ProbeOptions& o) {
+  ProbeFn fn = probe_for(o.op);
+  if (!fn) throw std::invalid_argument(fmt::format("no probes for op {} yet (layer_norm, rms_norm)", to_string(o.op)));
+  if (o.d < 16 || o.d % 2) throw std::invalid_argument(fmt::format("probe: d must be even and >= 16, got {}", o.d));
+  return fn(backend, o);
+}
+
+std::string convention_card(const ProbeResult& r) {
+  const Convention& c = r.inferred;
+  const ProbeOptions& o = r.options;
+  std::string s;
+  s += fmt::format("# normcheck probe: backend {}, op {}, dtype {}\n", r.backend, to_string(o.op), dtype_name(o.dtype));
+  s += fmt::format("# nominal convention sent: eps = {}, {}, {}, affine {}\n", o.nominal.eps,
+                   to_string(o.nominal.eps_placement), to_string(o.nominal.variance), to_string(o.nominal.affine));
+  for (const auto& n : r.card_notes) s += "# " + n + "\n";
+  s += "[case.convention]\n";
+  const std::string shape = fmt::format("[{}]", fmt::join(c.normalized_shape, ", "));
+  s += fmt::format("{:<34}# {}\n", fmt::format("eps = {}", c.eps == 0 ? std::string("0.0") : fmt::format("{}", c.eps)),
+                   certainty_of(r, "eps"));
+  s += fmt::format("{:<34}# {}\n", fmt::format("eps_placement = \"{}\"", to_string(c.eps_placement)),
+                   certainty_of(r, "eps_placement"));
+  s += fmt::format("{:<34}# {}\n", fmt::format("variance = \"{}\"", to_string(c.variance)), certainty_of(r, "variance"));
+  s += fmt::format("{:<34}# {}\n", fmt::format("affine = \"{}\"", to_string(c.affine)),
+                   o.nominal.affine == Affine::none ? "nominal: the probe sent no affine parameters here"
+                                                    : certainty_of(r, fmt::format("affine[{}]", to_string(o.nominal.affine)).c_str()));
+  s += fmt::format("{:<34}# {} (probe x [2, 3, {}])\n", fmt::format("normalized_shape = {}", shape),
+                   certainty_of(r, "reduction_axes"), o.d);
+  s += fmt::format("{:<34}# {}\n", fmt::format("acc_dtype = \"{}\"", dtype_name(c.acc_dtype)),
+                   certainty_of(r, "accumulation_precision"));
+  return s;
+}
+
+std::string format_probe_table(const ProbeResult& r) {
+  std::string s = fmt::format("normcheck probe: backend {}, op {}, dtype {}, d = {}, seed {}\n", r.backend,
+                              to_string(r.options.op), dtype_name(r.options.dtype), r.options.d, r.options.seed);
+  s += fmt::format("nominal convention sent: eps = {}, {}, {} variance, affine {}\n\n", r.options.nominal.eps,
+                   to_string(r.options.nominal.eps_placement), to_string(r.options.nominal.variance),
+                   to_string(r.options.nominal.affine));
+  s += fmt::format("     {:<24} {:<12} {}\n", "property", "verdict", "value");
+  const Evidence* prev = nullptr;
+  for (const auto& f : r.findings) {
+    const char* mark = f.deviates ? "!! " : f.certainty == Certainty::undetermined ? "?  " : "ok ";
+    s += fmt::format("  {}{:<24} {:<12} {}\n", mark, f.property, to_string(f.certainty), f.value);
+    if (f.deviates) s += fmt::format("{:<42}expected: {}\n", "", f.expected);
+    const bool same = prev && prev->inputs == f.evidence.inputs && prev->outputs == f.evidence.outputs &&
+                      prev->fit == f.evidence.fit;
+    prev = &f.evidence;
+    if (same) continue;  // the same experiment: its evidence is printed once, above
+    if (!f.evidence.inputs.empty()) s += fmt::format("{:<8}inputs: {}\n", "", f.evidence.inputs);
+    if (!f.evidence.outputs.empty()) s += fmt::format("{:<8}seen:   {}\n", "", f.evidence.outputs);
+    if (!f.evidence.fit.empty()) s += fmt::format("{:<8}fit:    {}\n", "", f.evidence.fit);
+  }
+  const auto dev = r.deviations();
+  s += fmt::format("\n{} deviation{} from the nominal convention\n\nconvention card (paste into a case file):\n\n",
+                   dev.size(), dev.size() == 1 ? "" : "s");
+  s += convention_card(r);
+  return s;
+}
+
+namespace {
+nlohmann::ordered_json convention_json(const Convention& c) {
+  nlohmann::ordered_json j;
+  j["eps"] = c.eps;
+  j["eps_placement"] = std::string(to_string(c.eps_placement));
+  j["variance"] = std::string(to_string(c.variance));
+  j["affine"] = std::string(to_string(c.affine));
+  j["normalized_shape"] = c.normalized_shape;
+  j["acc_dtype"] = std::string(dtype_name(c.acc_dtype));
+  return j;
+}
+nlohmann::ordered_json num_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); }
+}  // namespace
+
+std::string format_probe_json(const ProbeResult& r) {
+  nlohmann::ordered_json j;
+  j["backend"] = r.backend;
+  j["op"] = std::string(to_string(r.options.op));
+  j["dtype"] = std::string(dtype_name(r.options.dtype));
+  j["d"] = r.options.d;
+  j["seed"] = r.options.seed;
+  j["nominal"] = convention_json(r.options.nominal);
+  j["behaves_as_op"] = std::string(to_string(r.inferred_op));
+  for (const auto& f : r.findings) {
+    nlohmann::ordered_json fj;
+    fj["property"] = f.property;
+    fj["value"] = f.value;
+    fj["expected"] = f.expected;
+    fj["certainty"] = std::string(to_string(f.certainty));
+    fj["deviates"] = f.deviates;
+    fj["evidence"] = {{"inputs", f.evidence.inputs}, {"outputs", f.evidence.outputs}, {"fit", f.evidence.fit},
+                      {"residual", num_or_null(f.evidence.residual)}};
+    j["findings"].push_back(fj);
+  }
+  j["convention"] = convention_json(r.inferred);
+  j["card"] = convention_card(r);
+  return j.dump(2) + "\n";
+}
+
+namespace {
+std::string summary_line(const ProbeResult& r) {
+  const auto dev = r.deviations();
+  if (dev.empty()) {
+    const Finding* a = r.find("accumulation_precision");
+    const Finding* al = r.find("accumulation_algorithm");
+    return fmt::format("conforms: eps {} {}, {}, {}, axes [d], acc {}{}", r.inferred.eps,
+                       to_string(r.inferred.eps_placement), to_string(r.inferred.variance),
+                       centers(r.inferred_op) ? "centered" : "not centered", a ? a->value : "?",
+                       al ? ", " + al->value : "");
+  }
+  std::string s;
+  for (const Finding* f : dev) s += fmt::format("{}{} = {} ({})", s.empty() ? "" : "; ", f->property, f->value, to_string(f->certainty));
+  return s;
+}
+}  // namespace
+
+std::string format_probe_summary(const std::vector<ProbeResult>& results) {
+  std::string s = fmt::format("{:<28} {:<11} {}\n", "backend", "op", "verdict (deviations from the nominal convention)");
+  for (const auto& r : results) s += fmt::format("{:<28} {:<11} {}\n", r.backend, to_string(r.options.op), summary_line(r));
+  return s;
+}
+
+std::string format_probe_summary_json(const std::vector<ProbeResult>& results) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const auto& r : results) {
+    nlohmann::ordered_json j;
+    j["backend"] = r.backend;
+    j["op"] = std::string(to_string(r.options.op));
+    j["verdict"] = summary_line(r);
+    for (const Finding* f : r.deviations())
+      j["deviations"].push_back({{"property", f->property}, {"value", f->value}, {"expected", f->expected},
+                                 {"certainty", std::string(to_string(f->certainty))}});
+    if (!j.contains("deviations")) j["deviations"] = nlohmann::ordered_json::array();
+    j["convention"] = convention_json(r.inferred);
+    a.push_back(j);
+  }
+  return a.dump(2) + "\n";
+}
+
+}  // namespace normcheck

@@ -1,0 +1,193 @@
+#include "cli/probe_commands.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+#include "checks/compare_eps.hpp"
+#include "checks/probe.hpp"
+#include "report/report.hpp"
+#include "report/svg_plot.hpp"
+
+namespace normcheck::cli {
+
+struct ProbeCommands {
+  CLI::App* probe = nullptr;
+  CLI::App* compare = nullptr;
+  // probe
+  std::string backend, op, dtype = "f32", format = "table", affine, placement, variance;
+  double eps = 1e-5;
+  std::int64_t d = 64;
+  std::uint64_t seed = 1;
+  bool all_mutants = false;
+  // compare-eps
+  std::vector<std::string> convs;
+  std::string c_op = "layer_norm", c_dtype = "f32", plot;
+  std::vector<double> means;
+  std::int64_t c_d = 64;
+};
+
+std::shared_ptr<ProbeCommands> add_probe_commands(CLI::App& app) {
+  auto c = std::make_shared<ProbeCommands>();
+  auto* p = app.add_subcommand("probe", "infer a backend's convention by black-box experiments (axes, affine, eps, "
+                                        "variance, accumulation, tails, degenerate rows)");
+  p->add_option("--backend,-b", c->backend, "backend to probe (reference, cpu, mutant:<fault>, ...)");
+  p->add_option("--op", c->op, "layer_norm | rms_norm (default layer_norm; with --all-mutants both)");
+  p->add_option("--dtype", c->dtype, "dtype of x and y (f32 | f64 | f16 | bf16)");
+  p->add_option("--format", c->format, "table | json");
+  p->add_option("--eps", c->eps, "nominal eps sent to the backend (default 1e-5)");
+  p->add_option("--placement", c->placement, "nominal eps_placement sent (default inside_sqrt)");
+  p->add_option("--variance", c->variance, "nominal variance estimator sent (default biased)");
+  p->add_option("--affine", c->affine, "affine convention of the card (default gamma_beta for layer_norm, gamma otherwise)");
+  p->add_option("--d", c->d, "hidden size of the experiments (even, >= 16; default 64)");
+  p->add_option("--seed", c->seed, "seed of the random rows (default 1)");
+  p->add_flag("--all-mutants", c->all_mutants, "probe reference, cpu and every mutant; print one verdict line each");
+  c->probe = p;
+  auto* q = app.add_subcommand("compare-eps", "compare eps conventions over a sweep of the row variance and mean "
+                                              "(exact reference)");
+  q->add_option("--conv", c->convs, "a convention: eps=1e-5,placement=inside_sqrt[,variance=biased] (repeat, >= 2)")
+      ->required();
+  q->add_option("--op", c->c_op, "layer_norm | rms_norm (default layer_norm)");
+  q->add_option("--dtype", c->c_dtype, "dtype whose ULPs measure the difference (default f32)");
+  q->add_option("--d", c->c_d, "row length (even; default 64)");
+  q->add_option("--means", c->means, "row means to sweep (default 0 1 100 10000)")->delimiter(',');
+  q->add_option("--plot", c->plot, "write an SVG plot (difference vs variance, log axes) to this file, atomically");
+  c->compare = q;
+  return c;
+}
+
+namespace {
+constexpr int kOk = 0, kBad = 2, kBackend = 3;
+
+int bad(const std::string& msg) {
+  fmt::print(stderr, "normcheck: {}\n", msg);
+  return kBad;
+}
+
+std::optional<DType> dtype_arg(const std::string& s) { return parse_dtype(s); }
+
+int run_probe(const ProbeCommands& c) {
+  if (c.format != "table" && c.format != "json") return bad(fmt::format("probe --format: unknown '{}' (table | json)", c.format));
+  const auto dt = dtype_arg(c.dtype);
+  if (!dt) return bad(fmt::format("probe --dtype: unknown dtype '{}' (f64 | f32 | f16 | bf16)", c.dtype));
+  std::vector<Op> ops;
+  if (!c.op.empty()) {
+    auto op = parse_op(c.op);
+    if (!op) return bad(fmt::format("probe --op: unknown op '{}' ({})", c.op, choices_op()));
+    if (*op != Op::layer_norm && *op != Op::rms_norm)
+      return bad(fmt::format("probe --op {}: no probes for this op yet (layer_norm | rms_norm)", c.op));
+    ops.push_back(*op);
+  } else {
+    ops = c.all_mutants ? std::vector<Op>{Op::layer_norm, Op::rms_norm} : std::vector<Op>{Op::layer_norm};
+  }
+  if (c.d < 16 || c.d % 2) return bad(fmt::format("probe --d: must be even and >= 16, got {}", c.d));
+  if (!(c.eps >= 0) || !std::isfinite(c.eps)) return bad(fmt::format("probe --eps: must be finite and >= 0, got {}", c.eps));
+  std::vector<std::string> names;
+  if (c.all_mutants) {
+    if (!c.backend.empty()) return bad("probe: give either --backend or --all-mutants, not both");
+    names = default_backends();
+    for (auto& m : mutant_names()) names.push_back("mutant:" + m);
+  } else {
+    if (c.backend.empty()) return bad("probe: --backend NAME is required (or --all-mutants)");
+    // Built-in names and scheme names ("mutant:...", and whatever "kind:..." backends the table
+    // grows) go to make_backend; a bare unknown name would only be a recorded source, which
+    // holds no outputs for the probe's problems, so it is a usage error (likely a typo).
+    bool known = c.backend.find(':') != std::string::npos;
+    for (auto& [n, d] : builtin_backends()) known = known || n == c.backend;
+    if (!known) return bad(fmt::format("probe --backend {}: unknown backend (built in: {}, mutant:<fault>)", c.backend,
+                                       fmt::join(default_backends(), ", ")));
+    names.push_back(c.backend);
+  }
+  std::vector<ProbeResult> results;
+  for (Op op : ops) {
+    ProbeOptions o = default_probe_options(op);
+    o.dtype = *dt;
+    o.d = c.d;
+    o.seed = c.seed;
+    o.nominal.eps = c.eps;
+    if (!c.placement.empty()) {
+      auto v = parse_eps_placement(c.placement);
+      if (!v) return bad(fmt::format("probe --placement: unknown '{}' ({})", c.placement, choices_eps_placement()));
+      o.nominal.eps_placement = *v;
+    }
+    if (!c.variance.empty()) {
+      auto v = parse_variance(c.variance);
+      if (!v) return bad(fmt::format("probe --variance: unknown '{}' ({})", c.variance, choices_variance()));
+      o.nominal.variance = *v;
+    }
+    if (!c.affine.empty()) {
+      auto v = parse_affine(c.affine);
+      if (!v) return bad(fmt::format("probe --affine: unknown '{}' ({})", c.affine, choices_affine()));
+      o.nominal.affine = *v;
+    }
+    for (const auto& n : names) {
+      std::unique_ptr<Backend> b;
+      try {
+        b = make_backend(n);
+      } catch (const std::exception& e) {
+        return bad(fmt::format("probe --backend {}: {}", n, e.what()));
+      }
+      if (auto why = b->unavailable()) {
+        fmt::print(stderr, "normcheck: backend {} unavailable: {}\n", n, *why);
+        return kBackend;
+      }
+      try {
+        results.push_back(probe(*b, o));
+      } catch (const BackendError& e) {
+        fmt::print(stderr, "normcheck: probe of {} on {}: {}\n", n, to_string(op), e.what());
+        return kBackend;
+      }
+    }
+  }
+  if (c.all_mutants || results.size() > 1)
+    fmt::print("{}", c.format == "json" ? format_probe_summary_json(results) : format_probe_summary(results));
+  else
+    fmt::print("{}", c.format == "json" ? format_probe_json(results[0]) : format_probe_table(results[0]));
+  return kOk;
+}
+
+int run_compare(const ProbeCommands& c) {
+  CompareEpsOptions o;
+  auto op = parse_op(c.c_op);
+  if (!op || (*op != Op::layer_norm && *op != Op::rms_norm))
+    return bad(fmt::format("compare-eps --op: '{}' not supported (layer_norm | rms_norm)", c.c_op));
+  o.op = *op;
+  const auto dt = dtype_arg(c.c_dtype);
+  if (!dt) return bad(fmt::format("compare-eps --dtype: unknown dtype '{}' (f64 | f32 | f16 | bf16)", c.c_dtype));
+  o.dtype = *dt;
+  if (c.c_d < 2 || c.c_d % 2) return bad(fmt::format("compare-eps --d: must be even and >= 2, got {}", c.c_d));
+  o.d = c.c_d;
+  if (!c.means.empty()) o.means = c.means;
+  for (double m : o.means)
+    if (!std::isfinite(m)) return bad("compare-eps --means: every mean must be finite");
+  std::vector<LabeledConvention> convs;
+  for (const auto& s : c.convs) {
+    try {
+      convs.push_back(parse_convention_spec(s));
+    } catch (const std::invalid_argument& e) {
+      return bad(fmt::format("compare-eps --conv: {}", e.what()));
+    }
+  }
+  if (convs.size() < 2) return bad("compare-eps: give at least two --conv");
+  const CompareEpsResult r = compare_eps(convs, o);
+  fmt::print("{}", format_compare_eps_table(r));
+  if (!c.plot.empty()) {
+    try {
+      write_atomically(c.plot, compare_eps_svg(r));
+    } catch (const std::exception& e) {
+      return bad(fmt::format("compare-eps --plot: {}", e.what()));
+    }
+    fmt::print("\nplot written to {}\n", c.plot);
+  }
+  return kOk;
+}
+}  // namespace
+
+std::optional<int> run_probe_commands(const ProbeCommands& c) {
+  if (c.probe && c.probe->parsed()) return run_probe(c);
+  if (c.compare && c.compare->parsed()) return run_compare(c);
+  return std::nullopt;
+}
+
+}  // namespace normcheck::cli

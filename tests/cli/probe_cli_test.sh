@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `normcheck probe` and `normcheck compare-eps` end to end: exit codes and output patterns.
+set -u
+NC=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect_rc() {  # expect_rc RC DESCRIPTION -- command...
+  local want=$1 what=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: $what: exit $rc, expected $want"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+expect_out() {  # expect_out PATTERN DESCRIPTION (grep -E on the last stdout)
+  if ! grep -qE -- "$1" "$tmp/out"; then echo "FAIL: $2: no /$1/ in output"; cat "$tmp/out"; fails=$((fails + 1)); fi
+}
+expect_err() {
+  if ! grep -qE -- "$1" "$tmp/err"; then echo "FAIL: $2: no /$1/ on stderr"; cat "$tmp/err"; fails=$((fails + 1)); fi
+}
+
+# Bad usage: exit 2 with a clear message.
+expect_rc 2 "probe without backend" -- "$NC" probe --op layer_norm
+expect_err "--backend NAME is required" "probe without backend"
+expect_rc 2 "probe unknown op" -- "$NC" probe --backend reference --op layer_nrom
+expect_err "unknown op 'layer_nrom'" "probe unknown op"
+expect_rc 2 "probe op without probes" -- "$NC" probe --backend reference --op group_norm
+expect_err "no probes for this op yet" "probe op without probes"
+expect_rc 2 "probe bad dtype" -- "$NC" probe --backend reference --dtype f8
+expect_rc 2 "probe bad format" -- "$NC" probe --backend reference --format xml
+expect_rc 2 "probe unknown backend" -- "$NC" probe --backend nosuch
+expect_err "unknown backend" "probe unknown backend"
+expect_rc 2 "probe unknown mutant" -- "$NC" probe --backend mutant:nosuch
+expect_rc 2 "probe odd d" -- "$NC" probe --backend reference --d 17
+expect_rc 2 "probe backend and all-mutants" -- "$NC" probe --backend cpu --all-mutants
+expect_rc 2 "compare-eps one conv" -- "$NC" compare-eps --conv eps=1e-5
+expect_rc 2 "compare-eps bad placement" -- "$NC" compare-eps --conv eps=1e-5,placement=inside --conv eps=1e-6
+expect_err "placement 'inside'" "compare-eps bad placement"
+expect_rc 2 "compare-eps no eps" -- "$NC" compare-eps --conv placement=inside_sqrt --conv eps=1e-6
+expect_rc 2 "compare-eps no conv" -- "$NC" compare-eps
+expect_rc 2 "compare-eps unwritable plot" -- "$NC" compare-eps --conv eps=1e-5 --conv eps=1e-6 --plot /nonexistent/dir/x.svg
+
+# probe: findings, deviation marks and a card in [case.convention] syntax.
+expect_rc 0 "probe reference" -- "$NC" probe --backend reference --op layer_norm
+expect_out "^\[case\.convention\]$" "probe reference card"
+expect_out "^eps = 1e-05 +# certain" "probe reference eps"
+expect_out "^eps_placement = \"inside_sqrt\"" "probe reference placement"
+expect_out "^0 deviations" "probe reference deviations"
+expect_rc 0 "probe mutant" -- "$NC" probe --backend mutant:eps_outside_sqrt --op rms_norm
+expect_out "!! eps_placement +certain +outside_sqrt" "probe mutant names the fault"
+expect_out "^eps_placement = \"outside_sqrt\"" "probe mutant card"
+expect_rc 0 "probe json" -- "$NC" probe --backend mutant:wrong_eps --format json
+expect_out "\"card\": \"# normcheck probe" "probe json card"
+expect_out "\"property\": \"eps\"" "probe json findings"
+if command -v python3 >/dev/null && ! python3 -m json.tool "$tmp/out" >/dev/null; then echo "FAIL: probe json is not JSON"; fails=$((fails + 1)); fi
+
+# compare-eps: the worked example (var 1e-12, eps 1e-5) and an atomically written plot.
+expect_rc 0 "compare-eps" -- "$NC" compare-eps --conv eps=1e-5,placement=inside_sqrt --conv eps=1e-6,placement=inside_sqrt \
+  --conv eps=1e-5,placement=outside_sqrt --means 0 --plot "$tmp/plot.svg"
+expect_out "^ +1e-12 +316\.2277502 +999\.9995 +90909\.09" "compare-eps worked example"
+expect_out "#3 vs #1, mean 0: variance in \[1e-14, 1e\+04\]" "compare-eps ranges"
+if ! grep -q "</svg>" "$tmp/plot.svg" 2>/dev/null; then echo "FAIL: compare-eps plot not written"; fails=$((fails + 1)); fi
+if ls "$tmp"/plot.svg.tmp.* >/dev/null 2>&1; then echo "FAIL: compare-eps left a temporary file"; fails=$((fails + 1)); fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "probe CLI: all checks passed"
