@@ -43,7 +43,7 @@ class Backend {
   virtual Outputs run(const Problem& p, const Recorded& rec) = 0;
 };
 
-/// Creates a backend by name: "reference", "cpu", "mutant:<fault>", or any other name
+/// Creates a backend by name: "reference", "cpu", "cuda", "mutant:<fault>", or any other name
 /// as a recorded source. Throws std::invalid_argument for a malformed name.
 std::unique_ptr<Backend> make_backend(const std::string& name);
 /// Built-in backends run by default (reference, cpu).

@@ -3,6 +3,7 @@
 
 #include "backends/backend.hpp"
 #include "kernels/cpu/families.hpp"
+#include "backends/cuda_backend.hpp"
 #include "kernels/cpu/row_norm.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "reference/reference.hpp"
@@ -87,6 +88,7 @@ class MutantBackend final : public Backend {
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name == "cpu") return std::make_unique<CpuBackend>();
+  if (name == "cuda") return make_cuda_backend();
   if (name.rfind("mutant:", 0) == 0) {
     const std::string f = name.substr(7);
     if (auto fault = kernels::mutant::parse_fault(f)) return std::make_unique<MutantBackend>(*fault);
@@ -108,6 +110,7 @@ std::vector<std::string> mutant_names() {
 std::vector<std::pair<std::string, std::string>> builtin_backends() {
   std::vector<std::pair<std::string, std::string>> v;
   for (auto& n : default_backends()) v.emplace_back(n, make_backend(n)->description());
+  v.emplace_back("cuda", make_backend("cuda")->description());  // not default: needs a device
   for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
   return v;
 }
