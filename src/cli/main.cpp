@@ -14,6 +14,7 @@
 #include "cases/case.hpp"
 #include "checks/golden.hpp"
 #include "checks/runner.hpp"
+#include "cli/trace_compare.hpp"
 #include "report/report.hpp"
 
 #ifndef NORMCHECK_VERSION
@@ -215,6 +216,9 @@ int main(int argc, char** argv) {
   golden->add_option("paths", golden_paths, "case files or folders (default: the bundled cases)");
   golden->add_flag("--update", golden_update, "rewrite the golden files of these case files");
 
+  nc::cli::TraceCompareArgs tc;
+  nc::cli::add_trace_compare(app, tc);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -223,6 +227,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(ra);
+    if (int rc = nc::cli::run_trace_compare(tc); rc >= 0) return rc;
     if (*golden) return cmd_golden(golden_paths, golden_update);
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
