@@ -449,7 +449,9 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
       for (auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".toml") found.push_back(e.path().string());
+        // *.trace.toml are model files for `normcheck trace`, not case files.
+        if (e.is_regular_file() && e.path().extension() == ".toml" && !e.path().stem().string().ends_with(".trace"))
+          found.push_back(e.path().string());
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(p, ec)) {
