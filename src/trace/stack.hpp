@@ -77,8 +77,10 @@ using NormFn = std::function<Tensor(const Site&, const Problem&)>;
 /// Returns the final stream (after the final norm, if any).
 Tensor run_stack(const Stack& st, const NormFn& norm);
 
-/// Number of stream roundings to the activation dtype on the path between one norm site
-/// and the next (branch output and residual add): see trace.cpp, the accumulated threshold.
+/// Most stream roundings to the activation dtype on the path between one norm site and the
+/// next: branch output and residual add (pre_norm), branch output and sum (post_norm); a
+/// sandwich has one between N_pre and N_post and one after N_post, so 2 over-counts there.
+/// Used by the accumulated threshold (trace.cpp).
 constexpr int kRoundingsPerStep = 2;
 
 }  // namespace normcheck::trace
