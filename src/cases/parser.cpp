@@ -641,7 +641,9 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
       fs::recursive_directory_iterator it(p, fs::directory_options::none, ec), end;
       for (; !ec && it != end; it.increment(ec)) {
         std::error_code e2;
-        if (it->is_regular_file(e2) && it->path().extension() == ".toml") found.push_back(it->path().string());
+        // *.trace.toml are model files for `normcheck trace`, not case files.
+        if (it->is_regular_file(e2) && it->path().extension() == ".toml" && !it->path().stem().string().ends_with(".trace"))
+          found.push_back(it->path().string());
       }
       if (ec) throw CaseError(p, 0, "path", fmt::format("cannot list the folder: {}", ec.message()));
       std::sort(found.begin(), found.end());

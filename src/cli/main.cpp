@@ -11,10 +11,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cases/case.hpp"
 #include "checks/golden.hpp"
 #include "checks/runner.hpp"
+#include "cli/trace_compare.hpp"
 #include "report/report.hpp"
 #include "cli/probe_commands.hpp"
 
@@ -239,11 +241,18 @@ int main(int argc, char** argv) {
   golden->add_option("paths", golden_paths, "case files or folders (default: the bundled cases)");
   golden->add_flag("--update", golden_update, "rewrite the golden files of these case files");
 
+  nc::cli::TraceCompareArgs tc;
+  nc::cli::add_trace_compare(app, tc);
+
   ra.program = argc > 0 ? argv[0] : "normcheck";
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
-    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
-    if (!known) return usage_error(fmt::format("unknown command '{}' (run, backends, golden; see --help)", argv[1]));
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names.push_back(sub->get_name());
+    }
+    if (!known) return usage_error(fmt::format("unknown command '{}' ({}; see --help)", argv[1], fmt::join(names, ", ")));
   }
   try {
     app.parse(argc, argv);
@@ -254,6 +263,7 @@ int main(int argc, char** argv) {
   try {
     if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;
     if (*run) return cmd_run(ra);
+    if (int rc = nc::cli::run_trace_compare(tc); rc >= 0) return rc;
     if (*golden) return cmd_golden(golden_paths, golden_update);
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
