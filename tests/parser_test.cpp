@@ -139,6 +139,42 @@ TEST_CASE("parser: errors name file, line and field", "[parser][errors]") {
   }
 }
 
+TEST_CASE("parser: sizes, shapes and names that would crash or mislead are errors", "[parser][errors]") {
+  const std::string head = "[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\n";
+  SECTION("empty shape") {
+    const auto e = error_of(head + "inputs.x = { shape = [], values = [1] }\n");
+    CHECK(e.line == 5);
+    CHECK(e.field == "case.a.inputs.x.shape");
+  }
+  SECTION("no values") { CHECK(std::string(error_of(head + "inputs.x = { values = [] }\n").what()).find("no values") != std::string::npos); }
+  SECTION("more than 2^28 elements, and a product that overflows int64") {
+    CHECK(error_of(head + "inputs.x = { shape = [100000000000], generator = \"normal\", seed = 1 }\n").field == "case.a.inputs.x.shape");
+    CHECK(error_of(head + "inputs.x = { shape = [4294967296, 4294967296], values = [1] }\n").field == "case.a.inputs.x.shape");
+  }
+  SECTION("nested values of another shape than the declared one") {
+    CHECK(error_of(head + "inputs.x = { shape = [2, 2], values = [[1, 2, 3, 4]] }\n").field == "case.a.inputs.x.values");
+  }
+  SECTION("gamma of the right size but the wrong shape") {
+    const auto e = error_of(head + "convention = { affine = \"gamma\", normalized_shape = [4] }\ninputs.x = { values = [[1, 2, 3, 4]] }\n"
+                                   "inputs.gamma = { values = [[1, 2], [3, 4]] }\n");
+    CHECK(e.field == "case.a.inputs.gamma.shape");
+  }
+  SECTION("a generator key that the generator ignores, and non-finite parameters") {
+    CHECK(error_of(head + "inputs.x = { values = [1, 2, 3], mean = 4.0 }\n").field == "case.a.inputs.x.mean");
+    CHECK(error_of(head + "inputs.x = { generator = \"constant\", value = 1.0, seed = 3, shape = [3] }\n").field == "case.a.inputs.x.seed");
+    CHECK(error_of(head + "inputs.x = { generator = \"uniform\", low = nan, seed = 3, shape = [3] }\n").field == "case.a.inputs.x.low");
+  }
+  SECTION("case names that would escape a dump folder or break a shell line") {
+    CHECK(error_of("[[case]]\nname = \"../../escape\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2] }\n").field == "case.name");
+    CHECK(error_of("[[case]]\nname = \"a;touch\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2] }\n").field == "case.name");
+  }
+  SECTION("a recorded source named after a built-in backend, without y, or of the wrong dtype") {
+    CHECK(error_of(head + "inputs.x = { values = [1, 3] }\nrecorded.cpu.y = { values = [9, 9] }\n").field == "case.a.recorded.cpu");
+    CHECK(error_of(head + "inputs.x = { values = [1, 3] }\n[case.recorded.foo]\n").field == "case.a.recorded.foo");
+    CHECK(error_of(head + "inputs.x = { values = [1, 3] }\nrecorded.foo.y = { values = [-1, 1], dtype = \"f16\" }\n").field == "case.a.recorded.foo.y");
+  }
+}
+
 TEST_CASE("parser: every bundled case file parses", "[parser][bundled]") {
   const auto files = find_case_files({std::string(NORMCHECK_SOURCE_DIR) + "/cases"});
   REQUIRE(files.size() >= 8);

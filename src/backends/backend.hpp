@@ -46,6 +46,9 @@ class Backend {
 /// Creates a backend by name: "reference", "cpu", "cuda", "mutant:<fault>", or any other name
 /// as a recorded source. Throws std::invalid_argument for a malformed name.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+/// Whether a name belongs to a built-in backend or a backend kind ("reference", "cpu",
+/// "cuda", anything of the form "kind:..."), so a recorded source may not use it.
+bool is_reserved_backend_name(const std::string& name);
 /// Built-in backends run by default (reference, cpu).
 std::vector<std::string> default_backends();
 /// Names of the mutant faults (test-only backends mutant:<fault>).

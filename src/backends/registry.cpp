@@ -99,6 +99,13 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
   return std::make_unique<RecordedBackend>(name);
 }
 
+bool is_reserved_backend_name(const std::string& name) {
+  if (name.find(':') != std::string::npos) return true;
+  for (auto& [n, d] : builtin_backends())
+    if (n == name) return true;
+  return false;
+}
+
 std::vector<std::string> default_backends() { return {"reference", "cpu"}; }
 
 std::vector<std::string> mutant_names() {

@@ -142,6 +142,22 @@ std::int64_t int_of(const Ctx& c, const toml::node& n, const std::string& field)
   c.fail(&n, field, "expected an integer");
 }
 
+/// Largest tensor a case may hold: 2^28 elements (2 GiB as f64, the reference's working
+/// copies come on top), far above any bundled case; larger shapes are typos or attacks.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
+
+/// Checks that a shape is non-empty and its element count within kMaxElements (computed
+/// without overflow).
+void check_size(const Ctx& c, const toml::node* n, const std::string& field, const Shape& s) {
+  if (s.empty()) c.fail(n, field, "a tensor needs at least one dimension (a scalar is shape = [1])");
+  std::int64_t count = 1;
+  for (auto d : s) {
+    if (d <= 0) c.fail(n, field, fmt::format("dimension {} is not positive", d));
+    if (count > kMaxElements / d) c.fail(n, field, fmt::format("shape {} has more than 2^28 elements", shape_str(s)));
+    count *= d;
+  }
+}
+
 Shape shape_of(const Ctx& c, const toml::node& n, const std::string& field) {
   const toml::array* a = n.as_array();
   if (!a) c.fail(&n, field, "expected an array of positive integers");
@@ -151,6 +167,7 @@ Shape shape_of(const Ctx& c, const toml::node& n, const std::string& field) {
     if (d <= 0) c.fail(&e, field, fmt::format("dimension {} is not positive", d));
     s.push_back(d);
   }
+  check_size(c, &n, field, s);
   return s;
 }
 
@@ -193,6 +210,25 @@ Tensor tensor_of(const Ctx& c, const toml::node& n, const std::string& field, DT
   if (!t) c.fail(&n, field, "expected a table with shape and values or generator");
   check_keys(c, *t, field, {"shape", "values", "dtype", "generator", "mean", "std", "low", "high", "value",
                             "start", "stop", "step", "seed"});
+  {  // Each form takes only its own keys: a key the generator ignores is a mistake in the file.
+    static const std::map<std::string, std::set<std::string>> kAllowed = {
+        {"values", {"shape", "values", "dtype"}},
+        {"normal", {"shape", "dtype", "generator", "mean", "std", "seed"}},
+        {"uniform", {"shape", "dtype", "generator", "low", "high", "seed"}},
+        {"constant", {"shape", "dtype", "generator", "value"}},
+        {"linspace", {"shape", "dtype", "generator", "start", "stop"}},
+        {"arange", {"shape", "dtype", "generator", "start", "step"}}};
+    std::string form = "values";
+    if (auto g = t->get("generator"); g && g->as_string()) form = g->as_string()->get();
+    if (auto it = kAllowed.find(form); it != kAllowed.end())
+      for (auto& [k, v] : *t)
+        if (!it->second.count(std::string(k.str())))
+          c.fail(&v, field + "." + std::string(k.str()),
+                 fmt::format("'{}' does not apply to {}", k.str(), form == "values" ? "literal values" : "generator '" + form + "'"));
+    for (const char* k : {"mean", "std", "low", "high", "value", "start", "stop", "step"})
+      if (auto e = t->get(k); e && !std::isfinite(number(c, *e, field + "." + k)))
+        c.fail(e, field + "." + k, "must be finite (write nan/inf as literal values)");
+  }
   const DType dt = t->contains("dtype") ? dtype_of(c, *t->get("dtype"), field + ".dtype") : default_dtype;
   std::optional<Shape> shape;
   if (auto s = t->get("shape")) shape = shape_of(c, *s, field + ".shape");
@@ -206,7 +242,14 @@ Tensor tensor_of(const Ctx& c, const toml::node& n, const std::string& field, DT
   if (has_values) {
     Shape inferred;
     v = values_of(c, *t->get("values"), field + ".values", &inferred);
-    if (!shape) shape = inferred;
+    if (v.empty()) c.fail(t->get("values"), field + ".values", "no values");
+    if (!shape) {
+      shape = inferred;
+      check_size(c, t->get("values"), field + ".values", *shape);
+    } else if (inferred.size() > 1 && inferred != *shape) {
+      c.fail(t->get("values"), field + ".values",
+             fmt::format("nested values of shape {} for shape {}", shape_str(inferred), shape_str(*shape)));
+    }
     if (numel(*shape) != static_cast<std::int64_t>(v.size()))
       c.fail(t->get("values"), field + ".values",
              fmt::format("{} values for shape {} ({} elements)", v.size(), shape_str(*shape), numel(*shape)));
@@ -451,8 +494,11 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   cs.line = line;
   if (!raw.get("name")) c.fail(line, "case.name", "every [[case]] needs a name");
   cs.name = string_of(c, *raw.get("name"), "case.name");
-  if (cs.name.empty() || cs.name.find_first_of(" \t\"'") != std::string::npos)
-    c.fail(raw.get("name"), "case.name", fmt::format("'{}' is not a valid name (no spaces or quotes)", cs.name));
+  // Names become folder names (--dump-failures) and shell words (rerun lines).
+  if (cs.name.empty() || cs.name.size() > 200 || cs.name[0] == '.' || cs.name[0] == '-' ||
+      cs.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+=-") != std::string::npos)
+    c.fail(raw.get("name"), "case.name",
+           fmt::format("'{}' is not a valid name (letters, digits and _ . + = -, not starting with . or -)", cs.name));
   if (earlier.count(cs.name)) c.fail(raw.get("name"), "case.name", fmt::format("duplicate case name '{}'", cs.name));
   const std::string f = "case." + cs.name;
   if (auto n = node("note")) cs.note = string_of(c, *n, f + ".note");
@@ -482,7 +528,10 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   if (auto n = node("out_dtype")) p.out_dtype = dtype_of(c, *n, f + ".out_dtype");
   if (!base) p.conv = default_convention(p.op);
   if (!base) p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
-  bool has_ns = base != nullptr;
+  // A derived case keeps its base's normalized_shape unless it brings a new primary input.
+  const std::string px(primary_input(p.op));
+  const bool new_x = base && raw.get("inputs") && raw.get("inputs")->as_table() && raw.get("inputs")->as_table()->contains(px);
+  bool has_ns = base != nullptr && !new_x;
   const auto conv_t = layered("convention", f + ".convention");
   if (conv_t) convention_of(c, *conv_t, f + ".convention", p.conv, has_ns, p.op);
   const auto inputs_t = layered("inputs", f + ".inputs");
@@ -491,14 +540,14 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   } else if (!base) {
     c.fail(line, f + ".inputs", "missing inputs (at least inputs.x)");
   }
-  const std::string px(primary_input(p.op));
   if (!p.input(px)) c.fail(inputs_t ? inputs_t->self : nullptr, f + ".inputs." + px, "missing input " + px);
   if (!has_ns) p.conv.normalized_shape = Shape{p.x().shape().back()};
   if (auto n = node("transform")) {
     if (!base) c.fail(n, f + ".transform", "transform needs a base case");
     p = transform_of(c, *n, f + ".transform", p).apply(p);
   }
-  cs.layer = base ? base->layer : std::string(to_string(p.op));
+  // A derived case reports under its base's layer, unless it changed the op.
+  cs.layer = base && base->problem.op == p.op ? base->layer : std::string(to_string(p.op));
   if (auto n = node("layer")) cs.layer = string_of(c, *n, f + ".layer");
   try {
     validate(p);
@@ -577,6 +626,9 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
       const std::string sf = f + ".recorded." + std::string(src.str());
       const toml::table* ot = outs.as_table();
       if (!ot) c.fail(&outs, sf, "expected a table of outputs");
+      if (is_reserved_backend_name(std::string(src.str())))
+        c.fail(&outs, sf, fmt::format("'{}' names a built-in backend; give the recorded source another name", src.str()));
+      if (!ot->contains("y")) c.fail(&outs, sf, "a recorded source needs at least output y");
       const auto shapes = output_shapes(p);
       Outputs o;
       for (auto& [on, ov] : *ot) {
@@ -584,6 +636,8 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
         const std::string osf = sf + "." + std::string(on.str());
         if (!shapes.count(std::string(on.str()))) c.fail(&ov, osf, fmt::format("{} has no output '{}'", to_string(p.op), on.str()));
         Tensor y = tensor_of(c, ov, osf, p.out_dtype, dummy);
+        if (y.dtype() != p.out_dtype)
+          c.fail(&ov, osf, fmt::format("dtype {} differs from the case's output dtype {}", dtype_name(y.dtype()), dtype_name(p.out_dtype)));
         const Shape& want = shapes.at(std::string(on.str()));
         if (y.shape() != want)
           c.fail(&ov, osf, fmt::format("shape {} differs from the output's {}", shape_str(y.shape()), shape_str(want)));

@@ -97,7 +97,7 @@ void validate(const Problem& p) {
     if (!need && t)
       throw SpecError(fmt::format("inputs.{}", name),
                       fmt::format("input {} given but affine = {} does not use it", name, to_string(c.affine)));
-    if (t && numel(t->shape()) != numel(ns))
+    if (t && t->shape() != ns)
       throw SpecError(fmt::format("inputs.{}.shape", name),
                       fmt::format("{} has shape {}, expected normalized_shape {}", name, shape_str(t->shape()), shape_str(ns)));
   }

@@ -62,7 +62,7 @@ expect "output onto a folder" 2 "$nc" run "$w" --format json --output "$tmp/isdi
 expect "folder untouched" 0 test -d "$tmp/isdir"
 expect "no temp files left" 0 bash -c "! ls '$tmp' | grep -q '\.tmp\.'"
 
-# A recorded source whose output has the wrong dtype is a backend error: exit 3.
+# A recorded source whose output has the wrong dtype is bad input: exit 2 at parse time.
 cat >"$tmp/rec.toml" <<'T'
 [[case]]
 name = "rec"
@@ -72,8 +72,12 @@ convention.eps = 0.0
 inputs.x = { values = [1, 3] }
 recorded.broken.y = { values = [-1, 1], dtype = "f16" }
 T
-expect "backend error" 3 "$nc" run "$tmp/rec.toml"
-contains "error reason" "$tmp/out" "ERROR rec on broken"
+expect "recorded dtype" 2 "$nc" run "$tmp/rec.toml"
+contains "recorded dtype names the field" "$tmp/err" "rec.toml:7: case.rec.recorded.broken.y: dtype f16 differs"
+# A backend that raises is an ERROR (exit 3) and the run goes on: the cuda backend without
+# a device under --strict is covered by cli_cuda; here a mutant that cannot run a case
+# is SKIPPED, not an error.
+expect "dump to a file path" 2 "$nc" run "$w" --backend mutant:no_sqrt --dump-failures "$w"
 
 # Golden files: a changed stored value is caught; --update rewrites; files outside cases/ are refused.
 mkdir -p "$tmp/g/cases" "$tmp/g/golden"
