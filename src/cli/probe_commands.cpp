@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "kernels/mutant/mutants.hpp"
 #include "checks/compare_eps.hpp"
 #include "checks/probe.hpp"
 #include "report/report.hpp"
@@ -127,6 +128,10 @@ int run_probe(const ProbeCommands& c) {
         b = make_backend(n);
       } catch (const std::exception& e) {
         return bad(fmt::format("probe --backend {}: {}", n, e.what()));
+      }
+      if (c.all_mutants && n.rfind("mutant:", 0) == 0) {  // a family mutant has no kernel for this op
+        const auto fault = kernels::mutant::parse_fault(n.substr(7));
+        if (fault && !kernels::mutant::supports(*fault, op)) continue;
       }
       if (auto why = b->unavailable()) {
         fmt::print(stderr, "normcheck: backend {} unavailable: {}\n", n, *why);
