@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #ifdef NORMCHECK_HAVE_CUDA
+#include "kernels/cuda/family.hpp"
 #include "kernels/cuda/row_norm.hpp"
 #endif
 
@@ -18,7 +19,8 @@ class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
   std::string description() const override {
-    return "normcheck CUDA kernels: warp/block per row, two-pass, f32 accumulation (f64 for f64)";
+    return "normcheck CUDA kernels: layer/rms_norm (warp/block per row), group/instance_norm (block per group), "
+           "batch_norm (block per channel + elementwise); two-pass, f32 accumulation (f64 for f64)";
   }
   std::optional<std::string> unavailable() const override {
 #ifdef NORMCHECK_HAVE_CUDA
@@ -32,7 +34,9 @@ class CudaBackend final : public Backend {
 #endif
   }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("cuda: no kernel for {}", to_string(p.op));
+    if (p.op != Op::layer_norm && p.op != Op::rms_norm && p.op != Op::group_norm && p.op != Op::instance_norm &&
+        p.op != Op::batch_norm)
+      return fmt::format("cuda: no kernel for {}", to_string(p.op));
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
       return fmt::format("cuda: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;
@@ -40,8 +44,14 @@ class CudaBackend final : public Backend {
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
 #ifdef NORMCHECK_HAVE_CUDA
-    if (p.op == Op::layer_norm) kernels::cuda::layer_norm_forward(p, o);
-    else kernels::cuda::rms_norm_forward(p, o);
+    switch (p.op) {
+      case Op::layer_norm: kernels::cuda::layer_norm_forward(p, o); break;
+      case Op::rms_norm: kernels::cuda::rms_norm_forward(p, o); break;
+      case Op::group_norm:
+      case Op::instance_norm: kernels::cuda::group_norm_forward(p, o); break;
+      case Op::batch_norm: kernels::cuda::batch_norm_forward(p, o); break;
+      default: throw BackendError(fmt::format("cuda: no kernel for {}", to_string(p.op)));
+    }
 #else
     (void)p;
     throw BackendError("cuda: not built (" NORMCHECK_CUDA_STUB_REASON ")");
