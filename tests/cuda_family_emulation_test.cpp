@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "cases/case.hpp"
 #include "checks/budget.hpp"
+#include "checks/runner.hpp"
 #include "checks/metrics.hpp"
 #include "kernels/cuda/emulate_family.hpp"
 #include "reference/reference.hpp"
@@ -349,6 +351,42 @@ TEST_CASE("cuda batch_norm (emulated): NaN/inf channels, constant channels", "[c
     p.conv.eps = 0;
     const Emulated z = check_gate(p);
     for (std::int64_t i = 0; i < z.out.at("y").size(); ++i) CHECK(std::isnan(z.out.at("y").get(i)));
+  }
+}
+
+namespace {
+
+/// The emulated family kernels as a backend, for the runner (gate, expected values, properties).
+class EmulatedFamilyBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda-emulated"; }
+  std::string description() const override { return "the CUDA family kernels, emulated on the CPU"; }
+  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+    if (p.op != Op::group_norm && p.op != Op::instance_norm && p.op != Op::batch_norm) return std::string("not a family op");
+    if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64) return std::string("accumulation not offered");
+    return std::nullopt;
+  }
+  Outputs run(const Problem& p, const Recorded&) override { return emulate(p).out; }
+};
+
+}  // namespace
+
+TEST_CASE("cuda family kernels (emulated): every bundled group_norm, instance_norm and batch_norm case passes",
+          "[cuda][emulation][families]") {
+  std::vector<std::string> dirs;
+  for (const char* f : {"group_norm", "instance_norm", "batch_norm"}) dirs.push_back(std::string(NORMCHECK_SOURCE_DIR) + "/cases/" + f);
+  std::vector<Case> cases;
+  for (auto& file : find_case_files(dirs))
+    for (auto& c : parse_case_file(file)) cases.push_back(std::move(c));
+  REQUIRE(cases.size() >= 15);
+  std::vector<std::unique_ptr<Backend>> be;
+  be.push_back(std::make_unique<EmulatedFamilyBackend>());
+  const auto results = run_cases(cases, be, {});
+  REQUIRE(results.size() == cases.size());
+  for (auto& r : results) {
+    INFO(r.repro);
+    for (auto& c : r.checks) INFO(c.name << ": " << c.detail);
+    CHECK(r.status == Status::passed);
   }
 }
 
