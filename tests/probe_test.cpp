@@ -328,8 +328,8 @@ TEST_CASE("probe: the convention card is valid case-file syntax", "[probe][parse
       f << "[[case]]\nname = \"probed\"\n"
         << fmt::format("op = \"{}\"\ndtype = \"f32\"\n", to_string(r.inferred_op))
         << "inputs.x = { shape = [2, 3, 64], generator = \"normal\", seed = 1 }\n"
-        << "inputs.gamma = { shape = [" << numel(r.inferred.normalized_shape) << "], generator = \"constant\", value = 1 }\n"
-        << "inputs.beta = { shape = [" << numel(r.inferred.normalized_shape) << "], generator = \"constant\", value = 0 }\n"
+        << "inputs.gamma = { shape = " << shape_str(r.inferred.normalized_shape) << ", generator = \"constant\", value = 1 }\n"
+        << "inputs.beta = { shape = " << shape_str(r.inferred.normalized_shape) << ", generator = \"constant\", value = 0 }\n"
         << card;
     }
     const auto cases = parse_case_file(path.string());
