@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "backends/external.hpp"
 #include "kernels/cpu/row_norm.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "reference/reference.hpp"
@@ -77,7 +78,18 @@ class MutantBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const std::string& name) {
+std::unique_ptr<Backend> make_backend(const std::string& name) { return make_backend(name, BackendOptions{}); }
+
+bool is_backend_spec(const std::string& name) {
+  for (const char* prefix : {"mutant:", "plugin:", "cmd:"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt) {
+  if (name.rfind("plugin:", 0) == 0) return make_plugin_backend(name.substr(7), opt);
+  if (name.rfind("cmd:", 0) == 0) return make_cmd_backend(name.substr(4), opt);
+  if (name == "onednn") return make_onednn_backend();
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name.rfind("mutant:", 0) == 0) {
@@ -101,6 +113,9 @@ std::vector<std::string> mutant_names() {
 std::vector<std::pair<std::string, std::string>> builtin_backends() {
   std::vector<std::pair<std::string, std::string>> v;
   for (auto& n : default_backends()) v.emplace_back(n, make_backend(n)->description());
+  v.emplace_back("onednn", make_backend("onednn")->description());
+  v.emplace_back("plugin:PATH", "a C-ABI plugin (normcheck_plugin.h), run in a worker process");
+  v.emplace_back("cmd:COMMAND", "an external worker process speaking JSON lines + .npy files (README)");
   for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
   return v;
 }

@@ -13,6 +13,7 @@
 
 #include "cases/case.hpp"
 #include "checks/golden.hpp"
+#include "backends/external.hpp"
 #include "checks/runner.hpp"
 #include "report/report.hpp"
 
@@ -55,6 +56,7 @@ struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
   std::string format = "table", output, dump_dir;
   bool list = false, strict = false, no_color = false;
+  double timeout = 60;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -113,12 +115,15 @@ int cmd_run(const RunArgs& a) {
   for (auto& n : names) {
     bool builtin = false;
     for (auto& [bn, d] : nc::builtin_backends()) builtin = builtin || bn == n;
-    if (!builtin && n.rfind("mutant:", 0) != 0 && !recorded.count(n))
+    if (!builtin && !nc::is_backend_spec(n) && !recorded.count(n))
       return usage_error(fmt::format("--backend {}: unknown backend (built in: {}; recorded in the selected cases: {})", n,
                                      fmt::join(nc::default_backends(), ", "),
                                      recorded.empty() ? "none" : fmt::format("{}", fmt::join(recorded, ", "))));
     try {
-      backends.push_back(nc::make_backend(n));
+      backends.push_back(nc::make_backend(n, nc::BackendOptions{a.timeout, {}}));
+    } catch (const nc::BackendError& e) {  // a plugin or worker that cannot run
+      fmt::print(stderr, "normcheck: --backend {}: {}\n", n, e.what());
+      return 3;
     } catch (const std::exception& e) {
       return usage_error(fmt::format("--backend {}: {}", n, e.what()));
     }
@@ -190,6 +195,8 @@ int cmd_golden(std::vector<std::string> paths, bool update) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The worker process of plugin: backends is this executable (src/backends/plugin.cpp).
+  if (argc >= 2 && std::string_view(argv[1]) == nc::kPluginHostCommand) return nc::plugin_host_main(argc, argv);
   CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
   app.set_version_flag("--version", NORMCHECK_VERSION);
   app.require_subcommand(1);
@@ -206,6 +213,8 @@ int main(int argc, char** argv) {
   run->add_flag("--list", ra.list, "list the selected cases and exit");
   run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
+  run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")
+      ->check(CLI::PositiveNumber);
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
 
