@@ -36,7 +36,14 @@ void ensure_std_fds() {
 void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 std::string describe_status(int st) {
-  if (WIFEXITED(st)) return fmt::format("exited with status {}", WEXITSTATUS(st));
+  if (WIFEXITED(st)) {
+    const int code = WEXITSTATUS(st);
+    if (code > 128 && code < 128 + 65) {  // a shell (sh -c) reporting its child's signal
+      const char* abbrev = sigabbrev_np(code - 128);
+      return fmt::format("exited with status {} (a shell reporting signal {}, SIG{})", code, code - 128, abbrev ? abbrev : "?");
+    }
+    return fmt::format("exited with status {}", code);
+  }
   if (WIFSIGNALED(st)) {
     const int s = WTERMSIG(st);
     const char* abbrev = sigabbrev_np(s);
@@ -207,8 +214,8 @@ void ChildProcess::read_exact(void* data, std::size_t n, Clock::time_point deadl
     const ssize_t r = read(out_, p, n);
     if (r > 0) { p += r; n -= static_cast<std::size_t>(r); continue; }
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { wait_fd(out_, POLLIN, deadline, "evaluating"); continue; }
-    died("evaluating");
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { wait_fd(out_, POLLIN, deadline, "waiting for its answer"); continue; }
+    died("waiting for its answer");
   }
 }
 
@@ -227,8 +234,8 @@ std::string ChildProcess::read_line(Clock::time_point deadline, std::size_t max)
     const ssize_t r = read(out_, buf, sizeof buf);
     if (r > 0) { out_buf_.append(buf, static_cast<std::size_t>(r)); continue; }
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { wait_fd(out_, POLLIN, deadline, "evaluating"); continue; }
-    died("evaluating");
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) { wait_fd(out_, POLLIN, deadline, "waiting for its answer"); continue; }
+    died("waiting for its answer");
   }
 }
 

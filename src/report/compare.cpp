@@ -74,9 +74,11 @@ std::string format_compare(const std::vector<CaseResult>& results, bool color) {
   }
   std::string out = fmt::format("{:<{}}  {:<{}}  {:<5}", "layer", wl, "op", wo, "dtype");
   for (std::size_t i = 0; i < backends.size(); ++i) out += fmt::format("  {:<{}}", labels[i], w[i]);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
   out += "\n";
   out += fmt::format("{:<{}}  {:<{}}  {:<5}", "", wl, "", wo, "");
   for (std::size_t i = 0; i < backends.size(); ++i) out += fmt::format("  {:<{}}", "max ulp / max stab", w[i]);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
   out += "\n";
   for (auto& k : keys) {
     out += fmt::format("{:<{}}  {:<{}}  {:<5}", k.first, wl, op_of[k], wo, k.second);
