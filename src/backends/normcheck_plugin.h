@@ -9,8 +9,8 @@
  *   int nc_plugin_supports(const nc_problem* p, char* reason, size_t reason_size);
  *       Return 1 if the plugin evaluates p as specified (op, convention, dtypes, shapes),
  *       else 0 and a NUL-terminated reason in `reason` (reason_size bytes, truncate).
- *       The case is then reported SKIPPED with that reason. Tensor data pointers may be
- *       read; decide from op, convention, dtypes and shapes.
+ *       The case is then reported SKIPPED with that reason. The tensors' data are valid,
+ *       but a plugin should decide from op, convention, dtypes and shapes.
  *   int nc_plugin_run(const nc_problem* p, char* error, size_t error_size);
  *       Evaluate p: read the inputs, write every element of the output p->y. Return 0 on
  *       success, else nonzero and a NUL-terminated message in `error` (the case is then
@@ -112,9 +112,9 @@ typedef struct nc_tensor {
   void* data;       /* inputs: read-only */
 } nc_tensor;
 
-/* One evaluation. Reductions run over the last `normalized_ndim` dimensions of x
- * (m = product of those extents values per statistic); every other index is a
- * row. gamma and beta have the shape of those trailing dimensions. */
+/* One evaluation. Each statistic reduces over the last `normalized_ndim` dimensions of x
+ * (m = the product of their extents values per statistic); the leading dimensions index
+ * the rows. gamma and beta have the shape of those trailing dimensions. */
 typedef struct nc_problem {
   uint32_t abi_version;            /* NC_PLUGIN_ABI_VERSION of the host */
   nc_op op;
