@@ -133,7 +133,8 @@ std::pair<std::uint32_t, std::string> serve(const std::string& payload, nc_plugi
   p.acc_dtype = static_cast<nc_dtype>(r.get<std::uint32_t>());
   p.out_dtype = static_cast<nc_dtype>(r.get<std::uint32_t>());
   const auto n = r.get<std::uint32_t>();
-  std::vector<std::string> names(n), data(n);
+  std::vector<std::string> names(n);
+  std::vector<std::vector<double>> data(n);  // 8-byte aligned storage for every dtype
   std::vector<nc_tensor> ts(n);
   for (std::uint32_t k = 0; k < n; ++k) {
     names[k] = r.str();
@@ -143,7 +144,9 @@ std::pair<std::uint32_t, std::string> serve(const std::string& payload, nc_plugi
     for (int d = 0; d < t.ndim; ++d) t.shape[d] = r.get<std::int64_t>();
     std::int64_t st = 1;
     for (int d = t.ndim; d-- > 0;) { t.strides[d] = st; st *= t.shape[d]; }
-    data[k] = r.str();
+    const std::string bytes = r.str();
+    data[k].resize((bytes.size() + sizeof(double) - 1) / sizeof(double));
+    std::memcpy(data[k].data(), bytes.data(), bytes.size());
   }
   // y: the shape of x in out_dtype, NaN-filled, with a guard zone after it.
   const nc_tensor* x = nullptr;

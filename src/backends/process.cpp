@@ -14,7 +14,9 @@
 // "dtype": "bf16" beside the path. EOF on stdin ends the worker.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -47,9 +49,12 @@ std::string first_word(const std::string& cmd) {
   return {};
 }
 
-/// Whether `prog` names an executable file, directly (with a '/') or through PATH.
+/// Whether `prog` names an executable file, directly (with a '/') or through PATH, or is a
+/// shell builtin that commonly starts a command line ("cd dir && ./worker").
 bool executable(const std::string& prog) {
   if (prog.empty()) return false;
+  for (const char* builtin : {"cd", "exec", "export", "ulimit", "umask", "set", "."})
+    if (prog == builtin) return true;
   auto ok = [](const fs::path& p) {
     std::error_code ec;
     return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
