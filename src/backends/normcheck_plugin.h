@@ -16,7 +16,8 @@
  *       success, else nonzero and a NUL-terminated message in `error` (the case is then
  *       ERROR, exit code 3).
  *   const char* nc_plugin_name(void);                                         (optional)
- *       A short name and version for reports ("mylib 1.2, AVX2 kernels").
+ *       A short name and version ("mylib 1.2, AVX2 kernels"), put in front of the
+ *       plugin's skip reasons.
  *
  * Build: cc -std=c99 -O2 -shared -fPIC -I<prefix>/include/normcheck myplugin.c -o libmy.so
  * Run:   normcheck run --backend plugin:/path/to/libmy.so
