@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
-#include "backends/external.hpp"
 #include "kernels/cpu/row_norm.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "reference/reference.hpp"
+#include "backends/external.hpp"  // plugin:, cmd:, onednn
 
 namespace normcheck {
 
@@ -113,10 +113,10 @@ std::vector<std::string> mutant_names() {
 std::vector<std::pair<std::string, std::string>> builtin_backends() {
   std::vector<std::pair<std::string, std::string>> v;
   for (auto& n : default_backends()) v.emplace_back(n, make_backend(n)->description());
+  for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
   v.emplace_back("onednn", make_backend("onednn")->description());
   v.emplace_back("plugin:PATH", "a C-ABI plugin (normcheck_plugin.h), run in a worker process");
   v.emplace_back("cmd:COMMAND", "an external worker process speaking JSON lines + .npy files (README)");
-  for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
   return v;
 }
 

@@ -1,6 +1,5 @@
 #include "checks/runner.hpp"
 
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -193,7 +192,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       if (r.status == Status::failed && !opt.dump_dir.empty()) {
         namespace fs = std::filesystem;
         std::string bn = be->name();
-        for (char& ch : bn) if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
+        for (char& ch : bn) if (ch == ':' || ch == '/') ch = '_';
         const fs::path dir = fs::path(opt.dump_dir) / fmt::format("{}__{}", cs.name, bn);
         fs::create_directories(dir);
         for (auto& [name, t] : p.inputs) write_npy((dir / (name + ".npy")).string(), t.to_doubles(), t.shape());

@@ -15,7 +15,7 @@
 #include "checks/golden.hpp"
 #include "backends/external.hpp"
 #include "checks/runner.hpp"
-#include "report/compare.hpp"
+#include "report/side_by_side.hpp"
 #include "report/report.hpp"
 
 #ifndef NORMCHECK_VERSION
@@ -61,8 +61,8 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& a) {
-  if (a.format != "table" && a.format != "json" && a.format != "junit" && a.format != "compare")
-    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | compare)", a.format));
+  if (a.format != "table" && a.format != "json" && a.format != "junit" && a.format != "side-by-side")
+    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", a.format));
   std::vector<nc::Case> cases;
   try {
     std::vector<std::string> paths = a.paths;
@@ -147,7 +147,7 @@ int cmd_run(const RunArgs& a) {
   const bool color = tty && !a.no_color && std::getenv("NO_COLOR") == nullptr;
   if (a.format == "json") text = nc::format_json(results);
   else if (a.format == "junit") text = nc::format_junit(results);
-  else if (a.format == "compare") text = nc::format_compare(results, color);
+  else if (a.format == "side-by-side") text = nc::format_side_by_side(results, color);
   else text = nc::format_table(results, color);
   if (a.output.empty()) {
     fmt::print("{}", text);
@@ -158,7 +158,7 @@ int cmd_run(const RunArgs& a) {
       return usage_error(e.what());
     }
     // Keep the human summary on the terminal when the report goes to a file.
-    if (a.format != "table" && a.format != "compare") {
+    if (a.format != "table" && a.format != "side-by-side") {
       const std::string t = nc::format_table(results, false);
       fmt::print("{}", t.substr(t.rfind('\n', t.size() - 2) + 1));
     }
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated (default: reference,cpu and recorded sources)");
   run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable)");
   run->add_option("--case", ra.case_names, "run only the case(s) with this exact name");
-  run->add_option("--format", ra.format, "table | json | junit | compare (backends side by side)");
+  run->add_option("--format", ra.format, "table | json | junit");
   run->add_option("--output,-o", ra.output, "write the report to this file (atomically)");
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
   run->add_flag("--list", ra.list, "list the selected cases and exit");
@@ -217,6 +217,7 @@ int main(int argc, char** argv) {
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
   run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")
       ->check(CLI::PositiveNumber);
+  run->get_option("--format")->description("table | json | junit | side-by-side (one column per backend)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
 

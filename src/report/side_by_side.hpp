@@ -1,4 +1,4 @@
-// Side-by-side comparison of backends per layer (normcheck run --format compare).
+// Backends side by side per layer (normcheck run --format side-by-side).
 #pragma once
 
 #include <string>
@@ -13,6 +13,6 @@ namespace normcheck {
 /// and skipped cases; "-" where the backend has no case of the row. Long backend names
 /// (cmd:..., plugin:...) are shortened in the header and spelled out in a legend below.
 /// Failures, with their repro lines, follow as in format_table.
-std::string format_compare(const std::vector<CaseResult>& results, bool color);
+std::string format_side_by_side(const std::vector<CaseResult>& results, bool color);
 
 }  // namespace normcheck

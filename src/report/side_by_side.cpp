@@ -1,4 +1,4 @@
-#include "report/compare.hpp"
+#include "report/side_by_side.hpp"
 
 #include <algorithm>
 #include <map>
@@ -38,7 +38,7 @@ std::string short_label(const std::string& name) {
 
 }  // namespace
 
-std::string format_compare(const std::vector<CaseResult>& results, bool color) {
+std::string format_side_by_side(const std::vector<CaseResult>& results, bool color) {
   const auto rows = summarize(results);
   std::vector<std::string> backends;
   for (auto& r : results)
