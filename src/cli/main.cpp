@@ -14,8 +14,8 @@
 #include "cases/case.hpp"
 #include "checks/golden.hpp"
 #include "backends/external.hpp"
-#include "checks/runner.hpp"
 #include "report/side_by_side.hpp"
+#include "checks/runner.hpp"
 #include "report/report.hpp"
 
 #ifndef NORMCHECK_VERSION
