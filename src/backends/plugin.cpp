@@ -219,6 +219,11 @@ class PluginBackend final : public detail::IsolatedBackend {
  protected:
   detail::Evaluation evaluate(const Problem& p) override {
     detail::Evaluation e;
+    if (p.op != Op::layer_norm && p.op != Op::rms_norm) {  // the fields of the other ops come with ABI 2
+      e.kind = detail::Evaluation::Kind::skip;
+      e.message = fmt::format("plugin ABI {} covers layer_norm and rms_norm, not {}", NC_PLUGIN_ABI_VERSION, to_string(p.op));
+      return e;
+    }
     if (!child_ || !child_->alive()) {
       try {
         start();

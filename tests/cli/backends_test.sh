@@ -60,6 +60,10 @@ rc=$(fault nan)
 contains "nan: wrong answers are FAILED" "$tmp/out" "^12 checks: 0 passed, 12 failed, 0 skipped, 0 mistrusted, 0 errors$"
 rc=$(fault chatty)
 [ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin chatty: exit $rc, wanted 0"; cat "$tmp/out"; }
+rc=$(fault picky)
+[ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin picky: exit $rc, wanted 0"; cat "$tmp/out"; }
+contains "picky: declined cases are SKIPPED with the plugin's reason" "$tmp/out" \
+  "^SKIPPED 1 x: example_plugin 1.0 \(binary64, two-pass\): misbehaving_plugin: no f16 kernel$"
 
 expect "plugin with another ABI version" 3 "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_bad_abi.so"
 contains "ABI mismatch named" "$tmp/err" "plugin ABI version 999 but this normcheck speaks version 1"

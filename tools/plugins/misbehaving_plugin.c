@@ -10,13 +10,16 @@
  *   NC_FAULT_NAN          NaN everywhere, on every case (a wrong answer: FAILED, not ERROR)
  *   NC_FAULT_CHATTY       prints to stdout on every call, otherwise correct
  *   NC_FAULT_BAD_ABI      reports ABI version 999 (refused at load)
+ *   NC_FAULT_PICKY        correct, but declines f16 data (supports() = 0: SKIPPED with its reason)
  * The trigger case is x = [1, 2, 3, 4] in f64 (cases/layer_norm/worked_examples.toml ln_1234).
  */
 #define nc_plugin_run example_run
 #define nc_plugin_abi_version example_abi_version
+#define nc_plugin_supports example_supports
 #include "example_plugin.c"
 #undef nc_plugin_run
 #undef nc_plugin_abi_version
+#undef nc_plugin_supports
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,6 +36,16 @@ NC_PLUGIN_EXPORT uint32_t nc_plugin_abi_version(void) {
 #else
   return example_abi_version();
 #endif
+}
+
+NC_PLUGIN_EXPORT int nc_plugin_supports(const nc_problem* p, char* reason, size_t n) {
+#ifdef NC_FAULT_PICKY
+  if (p->x->dtype == NC_F16) {
+    snprintf(reason, n, "misbehaving_plugin: no f16 kernel");
+    return 0;
+  }
+#endif
+  return example_supports(p, reason, n);
 }
 
 NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
