@@ -46,6 +46,12 @@ class Backend {
 /// Creates a backend by name: "reference", "cpu", "mutant:<fault>", or any other name
 /// as a recorded source. Throws std::invalid_argument for a malformed name.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+/// Built-in backends run by default (reference, cpu).
+std::vector<std::string> default_backends();
+/// Names of the mutant faults (test-only backends mutant:<fault>).
+std::vector<std::string> mutant_names();
+/// Every built-in backend name with its description, for listings.
+std::vector<std::pair<std::string, std::string>> builtin_backends();
 
 /// Settings of the backends that run outside normcheck's process (plugin:, cmd:).
 struct BackendOptions {
@@ -60,11 +66,5 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt);
 /// Whether `name` has the form of a parametric backend (mutant:, plugin:, cmd:).
 bool is_backend_spec(const std::string& name);
-/// Built-in backends run by default (reference, cpu).
-std::vector<std::string> default_backends();
-/// Names of the mutant faults (test-only backends mutant:<fault>).
-std::vector<std::string> mutant_names();
-/// Every built-in backend name with its description, for listings.
-std::vector<std::pair<std::string, std::string>> builtin_backends();
 
 }  // namespace normcheck
