@@ -7,6 +7,7 @@
 #include "kernels/cpu/row_norm.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "reference/reference.hpp"
+#include "backends/external.hpp"  // plugin:, cmd:, onednn
 
 namespace normcheck {
 
@@ -85,7 +86,18 @@ class MutantBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const std::string& name) {
+std::unique_ptr<Backend> make_backend(const std::string& name) { return make_backend(name, BackendOptions{}); }
+
+bool is_backend_spec(const std::string& name) {
+  for (const char* prefix : {"mutant:", "plugin:", "cmd:"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt) {
+  if (name.rfind("plugin:", 0) == 0) return make_plugin_backend(name.substr(7), opt);
+  if (name.rfind("cmd:", 0) == 0) return make_cmd_backend(name.substr(4), opt);
+  if (name == "onednn") return make_onednn_backend();
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name == "cuda") return make_cuda_backend();
@@ -119,6 +131,9 @@ std::vector<std::pair<std::string, std::string>> builtin_backends() {
   for (auto& n : default_backends()) v.emplace_back(n, make_backend(n)->description());
   v.emplace_back("cuda", make_backend("cuda")->description());  // not default: needs a device
   for (auto& n : mutant_names()) v.emplace_back("mutant:" + n, make_backend("mutant:" + n)->description());
+  v.emplace_back("onednn", make_backend("onednn")->description());
+  v.emplace_back("plugin:PATH", "a C-ABI plugin (normcheck_plugin.h), run in a worker process");
+  v.emplace_back("cmd:COMMAND", "an external worker process speaking JSON lines + .npy files (README)");
   return v;
 }
 

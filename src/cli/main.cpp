@@ -15,6 +15,8 @@
 
 #include "cases/case.hpp"
 #include "checks/golden.hpp"
+#include "backends/external.hpp"
+#include "report/side_by_side.hpp"
 #include "checks/runner.hpp"
 #include "cli/trace_compare.hpp"
 #include "report/report.hpp"
@@ -66,11 +68,12 @@ struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
   std::string format = "table", output, dump_dir, program = "normcheck";
   bool list = false, strict = false, no_color = false;
+  double timeout = 60;
 };
 
 int cmd_run(const RunArgs& a) {
-  if (a.format != "table" && a.format != "json" && a.format != "junit")
-    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit)", a.format));
+  if (a.format != "table" && a.format != "json" && a.format != "junit" && a.format != "side-by-side")
+    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", a.format));
   std::vector<nc::Case> cases;
   try {
     std::vector<std::string> paths = a.paths;
@@ -130,12 +133,15 @@ int cmd_run(const RunArgs& a) {
   for (auto& n : names) {
     bool builtin = false;
     for (auto& [bn, d] : nc::builtin_backends()) builtin = builtin || bn == n;
-    if (!builtin && n.rfind("mutant:", 0) != 0 && !recorded.count(n))
+    if (!builtin && !nc::is_backend_spec(n) && !recorded.count(n))
       return usage_error(fmt::format("--backend {}: unknown backend (built in: {}; recorded in the selected cases: {})", n,
                                      fmt::join(nc::default_backends(), ", "),
                                      recorded.empty() ? "none" : fmt::format("{}", fmt::join(recorded, ", "))));
     try {
-      backends.push_back(nc::make_backend(n));
+      backends.push_back(nc::make_backend(n, nc::BackendOptions{a.timeout, {}}));
+    } catch (const nc::BackendError& e) {  // a plugin or worker that cannot run
+      fmt::print(stderr, "normcheck: --backend {}: {}\n", n, e.what());
+      return 3;
     } catch (const std::exception& e) {
       return usage_error(fmt::format("--backend {}: {}", n, e.what()));
     }
@@ -169,6 +175,7 @@ int cmd_run(const RunArgs& a) {
   const bool color = tty && !a.no_color && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
   if (a.format == "json") text = nc::format_json(results);
   else if (a.format == "junit") text = nc::format_junit(results);
+  else if (a.format == "side-by-side") text = nc::format_side_by_side(results, color);
   else text = nc::format_table(results, color);
   if (a.output.empty()) {
     fmt::print("{}", text);
@@ -179,7 +186,7 @@ int cmd_run(const RunArgs& a) {
       return usage_error(e.what());
     }
     // Keep the human summary on the terminal when the report goes to a file.
-    if (a.format != "table") {
+    if (a.format != "table" && a.format != "side-by-side") {
       const std::string t = nc::format_table(results, false);
       fmt::print("{}", t.substr(t.rfind('\n', t.size() - 2) + 1));
     }
@@ -215,6 +222,8 @@ int cmd_golden(std::vector<std::string> paths, bool update) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The worker process of plugin: backends is this executable (src/backends/plugin.cpp).
+  if (argc >= 2 && std::string_view(argv[1]) == nc::kPluginHostCommand) return nc::plugin_host_main(argc, argv);
   CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
   app.set_version_flag("--version", NORMCHECK_VERSION);
   app.require_subcommand(1);
@@ -234,6 +243,9 @@ int main(int argc, char** argv) {
   run->add_flag("--list", ra.list, "list the selected cases and exit");
   run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
+  run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")
+      ->check(CLI::PositiveNumber);
+  run->get_option("--format")->description("table | json | junit | side-by-side (one column per backend)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
 

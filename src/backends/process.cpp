@@ -1,0 +1,299 @@
+// External worker processes: "cmd:COMMAND" (README "External process backends").
+//
+// Protocol version 1, one JSON object per line each way, tensors as .npy files:
+//   host -> worker  {"type": "hello", "protocol": 1}
+//   worker -> host  {"protocol": 1, "name": "onnxruntime 1.22.0"}
+//   host -> worker  {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16",
+//                    "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
+//                                   "affine": "gamma_beta", "normalized_shape": [8], "acc_dtype": "f32"},
+//                    "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, ...},
+//                    "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16", "shape": [2, 8]}}}
+//   worker -> host  {"id": 7, "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16"}}}
+//                 | {"id": 7, "skip": "reason"} | {"id": 7, "error": "message"}
+// f64, f32 and f16 travel as '<f8', '<f4', '<f2'; bf16 as '<f4' holding bf16 values, with
+// "dtype": "bf16" beside the path. EOF on stdin ends the worker.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/child_process.hpp"
+#include "backends/external.hpp"
+#include "backends/isolated.hpp"
+#include "backends/npy.hpp"
+
+namespace normcheck {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kProtocol = 1;
+
+/// The command's first word (after VAR=value assignments), quotes removed.
+std::string first_word(const std::string& cmd) {
+  std::istringstream in(cmd);
+  std::string w;
+  while (in >> w) {
+    if (w.find('=') != std::string::npos && w.find('/') == std::string::npos && w.front() != '\'' && w.front() != '"') continue;
+    if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front()) w = w.substr(1, w.size() - 2);
+    return w;
+  }
+  return {};
+}
+
+/// Whether `prog` names an executable file, directly (with a '/') or through PATH, or is a
+/// shell builtin that commonly starts a command line ("cd dir && ./worker").
+bool executable(const std::string& prog) {
+  if (prog.empty()) return false;
+  for (const char* builtin : {"cd", "exec", "export", "ulimit", "umask", "set", "."})
+    if (prog == builtin) return true;
+  auto ok = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+  };
+  if (prog.find('/') != std::string::npos) return ok(prog);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string d;
+  while (std::getline(dirs, d, ':'))
+    if (ok(fs::path(d.empty() ? "." : d) / prog)) return true;
+  return false;
+}
+
+/// `s` quoted for a POSIX shell when it needs it (so repro lines paste as they print).
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`;&|<>()*?[]{}~#!") == std::string::npos) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class CmdBackend final : public detail::IsolatedBackend {
+ public:
+  CmdBackend(std::string command, BackendOptions opt) : command_(std::move(command)), opt_(std::move(opt)) {
+    std::string tmpl = (fs::temp_directory_path() / "normcheck-cmd-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw BackendError(fmt::format("cmd: cannot create a temporary folder: {}", std::strerror(errno)));
+    dir_ = tmpl;
+    try {
+      start();
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+      throw;
+    }
+  }
+  ~CmdBackend() override {
+    child_.reset();  // EOF to the worker, then wait or kill
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string name() const override { return "cmd:" + shell_quote(command_); }
+  std::string description() const override {
+    return fmt::format("external worker '{}'{}", command_, worker_name_.empty() ? "" : " [" + worker_name_ + "]");
+  }
+
+ protected:
+  detail::Evaluation evaluate(const Problem& p) override {
+    detail::Evaluation e;
+    // The request carries the fields of these ops' conventions (instance_norm has no others);
+    // TODO(families): see the request below for the rest.
+    if (p.op != Op::layer_norm && p.op != Op::rms_norm && p.op != Op::instance_norm) {
+      e.kind = detail::Evaluation::Kind::skip;
+      e.message = fmt::format("cmd: protocol 1 does not send the convention fields of {} yet", to_string(p.op));
+      return e;
+    }
+    if (!child_ || !child_->alive()) {
+      try {
+        start();
+      } catch (const std::exception& ex) {
+        e.message = fmt::format("restarting the worker failed: {}", ex.what());
+        return e;
+      }
+    }
+    const long id = ++next_id_;
+    std::vector<fs::path> files;
+    auto cleanup = [&] {
+      std::error_code ec;
+      for (auto& f : files) fs::remove(f, ec);
+    };
+    json req = {{"type", "run"}, {"id", id}, {"op", std::string(to_string(p.op))},
+                {"out_dtype", std::string(dtype_name(p.out_dtype))}};
+    req["convention"] = {{"eps", p.conv.eps},
+                         {"eps_placement", std::string(to_string(p.conv.eps_placement))},
+                         {"variance", std::string(to_string(p.conv.variance))},
+                         {"affine", std::string(to_string(p.conv.affine))},
+                         {"normalized_shape", p.conv.normalized_shape},
+                         {"acc_dtype", std::string(dtype_name(p.conv.acc_dtype))}};
+    // TODO(families): once the op families land, send their Convention fields here under the
+    // same names (num_groups, momentum, num_batches_tracked, training, track_running_stats,
+    // sequence, axes, gated, qk_form) and request every output of output_shapes(p); the
+    // adapters in tools/adapters already read them.
+    try {
+      for (auto& [name, t] : p.inputs) {
+        const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
+        files.push_back(f);
+        write_npy_tensor(f.string(), t);
+        req["inputs"][name] = {{"path", f.string()}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
+      }
+    } catch (const std::exception& ex) {
+      cleanup();
+      e.message = fmt::format("cmd: writing the inputs failed: {}", ex.what());
+      return e;
+    }
+    const fs::path yf = dir_ / fmt::format("{}_y.npy", id);
+    files.push_back(yf);
+    req["outputs"]["y"] = {{"path", yf.string()}, {"dtype", std::string(dtype_name(p.out_dtype))}, {"shape", p.x().shape()}};
+    json rep;
+    try {
+      const auto deadline = detail::Clock::now() + timeout();
+      child_->clear_stderr_tail();
+      const std::string line = req.dump() + "\n";
+      child_->write_all(line.data(), line.size(), deadline);
+      rep = read_reply(deadline);
+    } catch (const detail::ChildError& ex) {
+      cleanup();
+      e.message = failure(ex);
+      return e;
+    } catch (const std::exception& ex) {  // a reply that breaks the protocol: restart the worker
+      cleanup();
+      e.message = fmt::format("worker broke the protocol: {}; restarted for the next case{}", ex.what(), stderr_note());
+      child_->kill();
+      return e;
+    }
+    if (!rep.is_object() || !rep.contains("id") || rep["id"] != id) {
+      cleanup();
+      e.message = fmt::format("worker answered request {} with {}: ids must match; restarted for the next case",
+                              id, rep.dump().substr(0, 200));
+      child_->kill();
+      return e;
+    }
+    if (rep.contains("skip")) {
+      cleanup();
+      e.kind = detail::Evaluation::Kind::skip;
+      e.message = rep["skip"].is_string() ? rep["skip"].get<std::string>() : rep["skip"].dump();
+      return e;
+    }
+    if (rep.contains("error")) {
+      cleanup();
+      e.message = fmt::format("worker error: {}{}",
+                              rep["error"].is_string() ? rep["error"].get<std::string>() : rep["error"].dump(), stderr_note());
+      return e;
+    }
+    try {
+      if (!rep.contains("outputs") || !rep["outputs"].is_object())
+        throw std::runtime_error("reply has none of \"outputs\", \"skip\", \"error\"");
+      for (auto& [name, o] : rep["outputs"].items()) {
+        if (!o.is_object() || !o.contains("path") || !o["path"].is_string())
+          throw std::runtime_error(fmt::format("output '{}' has no \"path\"", name));
+        std::optional<DType> as;
+        if (o.contains("dtype")) {
+          as = o["dtype"].is_string() ? parse_dtype(o["dtype"].get<std::string>()) : std::nullopt;
+          if (!as) throw std::runtime_error(fmt::format("output '{}' has an unknown dtype {}", name, o["dtype"].dump()));
+        }
+        const std::string path = o["path"].get<std::string>();
+        e.outputs[name] = read_npy_tensor(path, as);
+        if (fs::path(path).parent_path() == dir_) files.emplace_back(path);
+      }
+      e.kind = detail::Evaluation::Kind::outputs;
+    } catch (const std::exception& ex) {
+      e.outputs.clear();
+      e.message = fmt::format("worker reply unusable: {}", ex.what());
+    }
+    cleanup();
+    return e;
+  }
+
+ private:
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(opt_.timeout_s * 1000));
+  }
+
+  std::string stderr_note() const {
+    std::string t = child_ ? child_->stderr_tail() : "";
+    if (t.empty()) return t;
+    std::size_t at = t.size();
+    for (int i = 0; i < 5 && at != std::string::npos && at > 0; ++i) at = t.rfind('\n', at - 1);
+    if (at != std::string::npos && at > 0) t = t.substr(at + 1);
+    for (char& c : t) if (c == '\n') c = '|';
+    return "; worker stderr: " + t;
+  }
+
+  std::string failure(const detail::ChildError& ex) const {
+    if (ex.kind == detail::ChildError::Kind::timeout)
+      return fmt::format("worker did not answer within {:g} s (--timeout): killed, restarted for the next case{}", opt_.timeout_s,
+                         stderr_note());
+    if (ex.kind == detail::ChildError::Kind::died)
+      return fmt::format("worker crashed: {}; restarted for the next case{}", ex.what(), stderr_note());
+    return fmt::format("worker failed: {}{}", ex.what(), stderr_note());
+  }
+
+  /// One reply line as JSON; throws std::runtime_error naming what is wrong with it.
+  json read_reply(detail::Clock::time_point deadline) {
+    const std::string line = child_->read_line(deadline);
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded())
+      throw std::runtime_error(fmt::format("a reply line that is not JSON: '{}' (the worker must print only protocol "
+                                           "lines on stdout; logs go to stderr)",
+                                           line.substr(0, 200)));
+    return j;
+  }
+
+  /// Starts the worker and completes the handshake. Throws BackendError.
+  void start() {
+    child_.reset();
+    try {
+      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{"/bin/sh", "-c", command_});
+      const auto deadline = detail::Clock::now() + timeout();
+      const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}}.dump() + "\n";
+      child_->write_all(hello.data(), hello.size(), deadline);
+      const json j = read_reply(deadline);
+      if (!j.is_object() || !j.contains("protocol") || j["protocol"] != kProtocol)
+        throw BackendError(fmt::format("cmd {}: the worker answered the handshake with {} (expected {{\"protocol\": {}, ...}})",
+                                       command_, j.dump().substr(0, 200), kProtocol));
+      worker_name_ = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "";
+    } catch (const BackendError&) {
+      child_.reset();
+      throw;
+    } catch (const detail::ChildError& ex) {
+      const std::string note = stderr_note();
+      child_.reset();
+      throw BackendError(fmt::format("cmd {}: the worker failed during the handshake: {}{}", command_,
+                                     ex.kind == detail::ChildError::Kind::timeout
+                                         ? fmt::format("no answer within {:g} s (--timeout)", opt_.timeout_s)
+                                         : std::string(ex.what()),
+                                     note));
+    } catch (const std::exception& ex) {
+      const std::string note = stderr_note();
+      child_.reset();
+      throw BackendError(fmt::format("cmd {}: bad handshake: {}{}", command_, ex.what(), note));
+    }
+  }
+
+  std::string command_;
+  BackendOptions opt_;
+  fs::path dir_;
+  std::string worker_name_;
+  long next_id_ = 0;
+  std::unique_ptr<detail::ChildProcess> child_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cmd_backend(const std::string& command, const BackendOptions& opt) {
+  const std::string prog = first_word(command);
+  if (prog.empty()) throw std::invalid_argument("cmd: empty command (cmd:\"python3 my_worker.py\")");
+  if (!executable(prog))
+    throw std::invalid_argument(fmt::format("cmd: '{}' is not an executable file{}", prog,
+                                            prog.find('/') == std::string::npos ? " found in PATH" : ""));
+  return std::make_unique<CmdBackend>(command, opt);
+}
+
+}  // namespace normcheck

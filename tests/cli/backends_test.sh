@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Backends beyond our kernels, end to end: C-ABI plugins (the example, and misbehaving ones
+# whose failure must stay inside one case), external workers (cmd:), the ONNX Runtime and
+# PyTorch adapters where their packages are installed, oneDNN where it was built.
+# Run by ctest from the source root with NORMCHECK (binary) and PLUGINS (folder of .so).
+set -u
+nc=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+plugins=${PLUGINS:?set PLUGINS to the folder of the built plugins}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0 skipped=0
+expect() {  # expect NAME WANT_RC CMD...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -30 "$tmp/out" "$tmp/err"; fi
+}
+contains() {  # contains NAME FILE PATTERN
+  if grep -qE -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: no /$3/ in $2"; head -30 "$2"; fi
+}
+lacks() {  # lacks NAME FILE PATTERN
+  if grep -qE -- "$3" "$2"; then fail=$((fail + 1)); echo "FAIL $1: /$3/ in $2"; grep -E -- "$3" "$2" | head -5; else pass=$((pass + 1)); fi
+}
+note_skip() { skipped=$((skipped + 1)); echo "SKIP: $*"; }
+
+w=cases/layer_norm/worked_examples.toml   # 12 cases; the faults trigger on ln_1234 (x = [1, 2, 3, 4], f64)
+
+# ---- C-ABI plugins -------------------------------------------------------------------
+ex="plugin:$plugins/libnc_example_plugin.so"
+expect "example plugin: bundled layer_norm and rms_norm cases pass" 0 "$nc" run --backend "$ex" --filter layer_norm --filter rms_norm
+contains "example plugin: every layer" "$tmp/out" "^rms_norm/random +rms_norm +$ex +bf16 +14 .* PASS$"
+contains "example plugin: no skips" "$tmp/out" " 0 skipped, 0 mistrusted, 0 errors$"
+
+fault() {  # fault NAME: run the worked examples on libnc_fault_NAME.so
+  "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_$1.so" --timeout 2 >"$tmp/out" 2>"$tmp/err"
+  echo $?
+}
+for f in segfault abort hang wrong_shape wrong_dtype; do
+  rc=$(fault $f)
+  if [ "$rc" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL plugin $f: exit $rc, wanted 3"; cat "$tmp/out" "$tmp/err"; fi
+  contains "plugin $f: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 11 passed, 0 failed, 0 skipped, 0 mistrusted, 1 errors$"
+  contains "plugin $f: the trigger case" "$tmp/out" "^ERROR ln_1234 on plugin:"
+done
+fault segfault >/dev/null
+contains "segfault: named" "$tmp/out" "plugin crashed: worker killed by signal 11 \(SIGSEGV"
+contains "segfault: restarted" "$tmp/out" "restarted for the next case"
+fault abort >/dev/null
+contains "abort: named" "$tmp/out" "killed by signal 6 \(SIGABRT"
+contains "abort: stderr quoted" "$tmp/out" "worker stderr: misbehaving_plugin: giving up"
+fault hang >/dev/null
+contains "hang: timeout" "$tmp/out" "did not answer within 2 s \(--timeout\)"
+fault wrong_shape >/dev/null
+contains "wrong shape: guard" "$tmp/out" "wrote past the end of output y"
+fault wrong_dtype >/dev/null
+contains "wrong dtype: descriptor" "$tmp/out" "modified the output descriptor y \(dtype f64 -> f32"
+
+rc=$(fault nan)
+[ "$rc" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin nan: exit $rc, wanted 1"; }
+contains "nan: wrong answers are FAILED" "$tmp/out" "^12 [a-z ]+: 0 passed, 12 failed, 0 skipped, 0 mistrusted, 0 errors$"
+rc=$(fault chatty)
+[ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin chatty: exit $rc, wanted 0"; cat "$tmp/out"; }
+rc=$(fault picky)
+[ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin picky: exit $rc, wanted 0"; cat "$tmp/out"; }
+contains "picky: declined cases are SKIPPED with the plugin's reason" "$tmp/out" \
+  "^SKIPPED 1 x: example_plugin 1.0 \(binary64, two-pass\): misbehaving_plugin: no f16 kernel$"
+
+expect "plugin with another ABI version" 3 "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_bad_abi.so"
+contains "ABI mismatch named" "$tmp/err" "plugin ABI version 999 but this normcheck speaks version 1"
+expect "missing plugin file" 2 "$nc" run "$w" --backend "plugin:$tmp/nope.so"
+contains "missing plugin named" "$tmp/err" "no such file"
+expect "not a shared library" 3 "$nc" run "$w" --backend "plugin:$w"
+contains "load error named" "$tmp/err" "cannot load"
+
+# ---- external workers (cmd:) ---------------------------------------------------------------
+worker() {  # worker MODE: run the worked examples on tests/cli/fake_worker.py MODE
+  "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py $1" --timeout 2 >"$tmp/out" 2>"$tmp/err"
+  echo $?
+}
+rc=$(worker ok)
+[ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL worker ok: exit $rc"; cat "$tmp/out" "$tmp/err"; }
+contains "worker ok: skips are reported" "$tmp/out" "^SKIPPED 4 x: fake_worker: f64, inside_sqrt, biased, no affine only$"
+for m in crash exit hang garbage wrong_id wrong_shape wrong_dtype bad_npy error; do
+  rc=$(worker $m)
+  [ "$rc" -eq 3 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL worker $m: exit $rc, wanted 3"; cat "$tmp/out" "$tmp/err"; }
+  contains "worker $m: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 7 passed, 0 failed, 4 skipped, 0 mistrusted, 1 errors$"
+  case $m in
+    crash) contains "worker crash: signal" "$tmp/out" "worker crashed: .*SIGSEGV" ;;
+    exit) contains "worker exit: status and stderr" "$tmp/out" "exited with status 7 .*worker stderr: fake_worker: exiting" ;;
+    hang) contains "worker hang: timeout" "$tmp/out" "did not answer within 2 s" ;;
+    garbage) contains "worker garbage" "$tmp/out" "a reply line that is not JSON: 'this is not json'" ;;
+    wrong_id) contains "worker wrong id" "$tmp/out" "ids must match" ;;
+    wrong_shape) contains "worker wrong shape" "$tmp/out" "output 'y' has shape \[2, 2\], expected \[4\]" ;;
+    wrong_dtype) contains "worker wrong dtype" "$tmp/out" "output 'y' has dtype f32, expected f64" ;;
+    bad_npy) contains "worker bad npy" "$tmp/out" "not a .npy file" ;;
+    error) contains "worker error" "$tmp/out" "worker error: fake_worker: the framework refused" ;;
+  esac
+done
+rc=$(worker nan)
+[ "$rc" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL worker nan: exit $rc, wanted 1"; }
+lacks "worker nan: no ERROR" "$tmp/out" "^ERROR"
+expect "worker that dies before the handshake" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py no_hello"
+contains "handshake failure named" "$tmp/err" "exited with status 4 .*fake_worker: cannot start"
+expect "worker with another protocol" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py bad_protocol"
+expect "command that is not executable" 2 "$nc" run "$w" --backend "cmd:./no/such/worker --flag"
+contains "non-executable named" "$tmp/err" "'./no/such/worker' is not an executable file"
+expect "command not in PATH" 2 "$nc" run "$w" --backend "cmd:no-such-program-normcheck"
+expect "unknown backend spec" 2 "$nc" run "$w" --backend "plugn:x.so"
+expect "bad timeout" 2 "$nc" run "$w" --backend cpu --timeout -1
+
+# ---- oneDNN ------------------------------------------------------------------------------------
+if "$nc" backends | grep -q "^onednn .*not built"; then
+  note_skip "onednn: normcheck was built without oneDNN (libdnnl-dev)"
+  expect "onednn unavailable under --strict" 3 "$nc" run "$w" --backend onednn --strict
+else
+  expect "onednn: worked examples" 0 "$nc" run "$w" --backend onednn
+  contains "onednn: f32 passes" "$tmp/out" "^layer_norm/worked +layer_norm +onednn +f32 +1 .* PASS$"
+  contains "onednn: f64 skipped with the reason" "$tmp/out" "SKIPPED 9 x: onednn: layer normalization on f64 not offered"
+  expect "onednn: rms_norm skipped" 0 "$nc" run cases/rms_norm/worked_examples.toml --backend onednn
+  contains "onednn: no RMS primitive" "$tmp/out" "oneDNN 2.6 has no RMS normalization"
+fi
+
+# ---- framework adapters (where installed) --------------------------------------------------------
+if python3 -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
+  ort="cmd:python3 tools/adapters/onnxruntime_backend.py"
+  expect "onnxruntime: worked examples" 0 "$nc" run "$w" cases/rms_norm/worked_examples.toml --backend "$ort"
+  contains "onnxruntime: f32 passes" "$tmp/out" "^layer_norm/worked +layer_norm +cmd:'python3 tools/adapters/onnxruntime_backend.py' +f32 +1 .* PASS$"
+  expect "onnxruntime: eps placement" 0 "$nc" run cases/layer_norm/eps_placement.toml --backend "$ort"
+  contains "onnxruntime: outside_sqrt is skipped, not passed" "$tmp/out" "onnxruntime: eps_placement outside_sqrt not expressible"
+else
+  note_skip "onnxruntime adapter: python3 packages numpy/onnx/onnxruntime not installed (pip install numpy onnx onnxruntime)"
+fi
+if python3 -c "import numpy, torch" 2>/dev/null; then
+  expect "torch: worked examples" 0 "$nc" run "$w" cases/rms_norm/worked_examples.toml --backend "cmd:python3 tools/adapters/torch_backend.py"
+  contains "torch: bf16 rms passes" "$tmp/out" "^rms_norm/worked +rms_norm +cmd:.*torch_backend.py' +bf16 +1 .* PASS$"
+else
+  note_skip "torch adapter: python3 package torch not installed (pip install torch); its test did not run"
+fi
+
+# ---- side by side ------------------------------------------------------------------------------
+expect "compare format" 0 "$nc" run "$w" --backend reference,cpu,"$ex" --format side-by-side
+contains "compare header" "$tmp/out" "^layer +op +dtype +reference +cpu +plugin:libnc_example_plugin.so$"
+contains "compare legend" "$tmp/out" "^plugin:libnc_example_plugin.so = $ex$"
+contains "compare row" "$tmp/out" "^layer_norm/worked +layer_norm +f32 +0.374 / 0.115 PASS +0.374 / 0.115 PASS +[0-9.e+-]+ / [0-9.e+-]+ PASS$"
+
+echo "backends: $pass passed, $fail failed, $skipped skipped"
+[ "$fail" -eq 0 ]

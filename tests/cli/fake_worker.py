@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""A cmd: worker for the tests (pure Python, no NumPy): a correct f64 layer_norm/rms_norm
+(inside_sqrt, biased, no affine) that misbehaves on the trigger case x = [1, 2, 3, 4] (f64) in
+the way named by argv[1]:
+
+  ok            never misbehaves
+  crash         kills itself with SIGSEGV
+  exit          exits with status 7
+  hang          sleeps forever
+  garbage       prints a line that is not JSON
+  wrong_id      answers with another request id
+  wrong_shape   returns y of shape [2, 2]
+  wrong_dtype   returns y as float32 for an f64 problem
+  bad_npy       returns a path to a file that is not .npy
+  nan           NaN everywhere, on every case
+  error         answers {"error": ...}
+  no_hello      exits at once, before the handshake
+  bad_protocol  answers the handshake with protocol 99
+Every other problem is answered {"skip": ...}.
+"""
+
+import json
+import math
+import os
+import signal
+import struct
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY"
+    hl = struct.unpack("<H", data[8:10])[0]
+    header = eval(data[10:10 + hl].decode("latin1"))  # a dict literal, from normcheck itself
+    assert header["descr"] == "<f8", header
+    n = 1
+    for d in header["shape"]:
+        n *= d
+    return list(struct.unpack(f"<{n}d", data[10 + hl:10 + hl + 8 * n])), list(header["shape"])
+
+
+def write_npy(path, values, shape, fmt="<f8"):
+    code = {"<f8": "d", "<f4": "f"}[fmt]
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (fmt, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack(f"<{len(values)}{code}", *values))
+
+
+def norm(req, x, shape):
+    c = req["convention"]
+    m = 1
+    for d in c["normalized_shape"]:
+        m *= d
+    y = []
+    for r in range(len(x) // m):
+        row = x[r * m:(r + 1) * m]
+        mu = math.fsum(row) / m if req["op"] == "layer_norm" else 0.0
+        v = math.fsum((a - mu) ** 2 for a in row) / m
+        d = math.sqrt(v + c["eps"])
+        y += [(a - mu) / d if d else math.nan for a in row]
+    return y
+
+
+def answer(req):
+    rid = req["id"]
+    c = req["convention"]
+    if (req["op"] not in ("layer_norm", "rms_norm") or req["out_dtype"] != "f64" or req["inputs"]["x"]["dtype"] != "f64"
+            or c["eps_placement"] != "inside_sqrt" or c["variance"] != "biased" or c["affine"] != "none"):
+        return {"id": rid, "skip": "fake_worker: f64, inside_sqrt, biased, no affine only"}
+    x, shape = read_npy(req["inputs"]["x"]["path"])
+    out = req["outputs"]["y"]["path"]
+    trigger = x == [1.0, 2.0, 3.0, 4.0] and shape == [4]
+    y = norm(req, x, shape)
+    if MODE == "nan":
+        y = [math.nan] * len(y)
+    if trigger:
+        if MODE == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if MODE == "exit":
+            sys.stderr.write("fake_worker: exiting on [1, 2, 3, 4]\n")
+            sys.exit(7)
+        if MODE == "hang":
+            while True:
+                time.sleep(1000)
+        if MODE == "garbage":
+            return "this is not json"
+        if MODE == "wrong_id":
+            rid += 1000
+        if MODE == "wrong_shape":
+            write_npy(out, y, [2, 2])
+            return {"id": rid, "outputs": {"y": {"path": out}}}
+        if MODE == "wrong_dtype":
+            write_npy(out, y, shape, "<f4")
+            return {"id": rid, "outputs": {"y": {"path": out}}}
+        if MODE == "bad_npy":
+            with open(out, "w") as f:
+                f.write("not an npy file")
+        if MODE == "error":
+            return {"id": rid, "error": "fake_worker: the framework refused [1, 2, 3, 4]"}
+    if not (trigger and MODE == "bad_npy"):
+        write_npy(out, y, shape)
+    return {"id": rid, "outputs": {"y": {"path": out, "dtype": "f64"}}}
+
+
+def main():
+    if MODE == "no_hello":
+        sys.stderr.write("fake_worker: cannot start\n")
+        sys.exit(4)
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["type"] == "hello":
+            reply = {"protocol": 99 if MODE == "bad_protocol" else 1, "name": f"fake_worker {MODE}"}
+        else:
+            reply = answer(req)
+        sys.stdout.write((reply if isinstance(reply, str) else json.dumps(reply)) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

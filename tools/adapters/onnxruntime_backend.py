@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""ONNX Runtime (CPU) as a normcheck backend: `normcheck run --backend cmd:"python3 tools/adapters/onnxruntime_backend.py"`.
+
+Each problem becomes a one-node ONNX graph (built with onnx.helper; sessions are cached per
+op, convention, dtypes and shapes) run on the CPUExecutionProvider with default graph
+optimizations, as a user would run it. Parameters are graph inputs, so no constant folding
+changes the numerics. Protocol: tools/adapters/normcheck_worker.py.
+
+Convention mapping (anything else is SKIPPED with the reason, never approximated):
+- layer_norm -> LayerNormalization (opset 17): axis = -len(normalized_shape), stash_type =
+  1 (f32) or 11 (f64) from acc_dtype; eps_placement inside_sqrt and biased variance only.
+  Affine none: Scale = ones (y = 1 * n is exact); gamma: Scale = gamma, no B; gamma_beta:
+  Scale, B; one_plus_w: Scale = 1 + gamma when every 1 + gamma is a value of the dtype
+  (then identical to forming 1 + w in the kernel), else SKIPPED.
+- rms_norm -> RMSNormalization (opset 23) when the installed onnx has it; no bias input, so
+  gamma_beta is SKIPPED.
+- group_norm -> GroupNormalization (opset 21, per-channel scale and bias), instance_norm ->
+  InstanceNormalization, batch_norm -> BatchNormalization (eval mode with running stats;
+  training mode only without running stats: ONNX updates running_var with the biased batch
+  variance and with momentum = 1 - PyTorch's momentum).
+- epsilon is a float32 attribute in ONNX: eps is rounded to binary32. For f32, f16 and bf16
+  outputs that perturbs y by a relative < 2^-25 (< ulp/2, adds < 1 to stab); an f64 output
+  would resolve it, so f64 problems whose eps is not a binary32 value are SKIPPED.
+- Y has X's type: out_dtype must equal x's dtype. bf16 travels through exact Cast nodes
+  (float32 <-> bfloat16) because NumPy has no bfloat16.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from normcheck_worker import NUMPY, Skip, exact_cast, one_plus, serve  # noqa: E402
+
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+except ImportError as e:  # a worker that cannot start says why on stderr and exits
+    sys.stderr.write(f"onnxruntime_backend: {e} (pip install onnx onnxruntime)\n")
+    sys.exit(3)
+
+ONNX_TYPE = {"f64": TensorProto.DOUBLE, "f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
+             "bf16": TensorProto.BFLOAT16}
+STASH = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
+NAME = f"onnxruntime {ort.__version__} CPU (onnx {onnx.__version__})"
+
+_sessions = {}
+
+
+def _has_op(op, version):
+    try:
+        onnx.defs.get_schema(op, version, "")
+        return True
+    except Exception:
+        return False
+
+
+def _session(key, nodes, in_names, out_names, dtype, opset):
+    """A cached InferenceSession of the graph `nodes`. bf16 graphs take and give float32 and
+    cast at the edges (exact both ways for bf16 values)."""
+    if key in _sessions:
+        return _sessions[key]
+    t = ONNX_TYPE[dtype]
+    io_t = TensorProto.FLOAT if dtype == "bf16" else t
+    nodes = list(nodes)
+    ins, outs = [], []
+    for n in in_names:
+        if dtype == "bf16":
+            nodes.insert(0, helper.make_node("Cast", [n + "_f32"], [n], to=t))
+            ins.append(helper.make_tensor_value_info(n + "_f32", io_t, None))
+        else:
+            ins.append(helper.make_tensor_value_info(n, io_t, None))
+    for n in out_names:
+        if dtype == "bf16":
+            nodes.append(helper.make_node("Cast", [n], [n + "_f32"], to=TensorProto.FLOAT))
+            outs.append(helper.make_tensor_value_info(n + "_f32", io_t, None))
+        else:
+            outs.append(helper.make_tensor_value_info(n, io_t, None))
+    graph = helper.make_graph(nodes, "normcheck", ins, outs)
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = helper.find_min_ir_version_for(opsets)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        msg = str(e)
+        if "Type Error" in msg and "is invalid" in msg:  # the operator's schema excludes the type
+            raise Skip(f"onnxruntime: the ONNX schema of this operator does not accept {dtype}: "
+                       f"{msg.splitlines()[0][:200]}")
+        if "NOT_IMPLEMENTED" in msg or "Could not find an implementation" in msg:
+            raise Skip(f"onnxruntime: no CPU kernel for {nodes[-1].op_type if dtype != 'bf16' else 'this graph'} "
+                       f"in {dtype}: {msg.splitlines()[0][:200]}")
+        raise
+    _sessions[key] = sess
+    return sess
+
+
+def _run(sess, feeds, dtype):
+    if dtype == "bf16":
+        feeds = {k + "_f32": v.astype(np.float32) for k, v in feeds.items()}
+    return sess.run(None, feeds)
+
+
+def _epsilon(c, out_dtype):
+    eps = float(c["eps"])
+    e32 = np.float32(eps)
+    if not np.isfinite(e32):
+        raise Skip(f"onnxruntime: eps = {eps!r} overflows the float32 epsilon attribute")
+    if float(e32) != eps and out_dtype == "f64":
+        raise Skip(f"onnxruntime: epsilon is a float32 attribute; eps = {eps!r} is not a binary32 value and an f64 "
+                   "output resolves the difference")
+    return float(e32)
+
+
+def _common(req, inputs, op_name):
+    c = req["convention"]
+    dt = inputs["x"][1]
+    if req["out_dtype"] != dt:
+        raise Skip(f"onnxruntime: {op_name}'s output has the input's type; out_dtype {req['out_dtype']} != x {dt}")
+    if c.get("eps_placement", "inside_sqrt") != "inside_sqrt":
+        raise Skip(f"onnxruntime: eps_placement {c['eps_placement']} not expressible "
+                   f"({op_name} divides by sqrt(var + epsilon))")
+    if c.get("variance", "biased") != "biased":
+        raise Skip(f"onnxruntime: {c['variance']} variance not expressible ({op_name} uses 1/m)")
+    return c, dt
+
+
+def _param(inputs, name, dt, shape, affine):
+    """gamma / beta in x's type (exact), or the neutral value for the affine convention."""
+    np_t = NUMPY.get(dt, np.float32)
+    if name == "gamma":
+        if affine == "none":
+            return np.ones(shape, np_t)
+        if affine == "one_plus_w":
+            return one_plus(inputs["gamma"][0], np_t, "onnxruntime").reshape(shape)
+    if name == "beta" and affine != "gamma_beta":
+        return np.zeros(shape, np_t)
+    a = inputs[name][0]
+    if dt == "bf16":  # bf16 values: keep float32, the graph casts exactly
+        return exact_cast(a, np.float32, f"onnxruntime: {name}").reshape(shape)
+    return exact_cast(a, np_t, f"onnxruntime: {name} in {dt}").reshape(shape)
+
+
+def _x(inputs, dt):
+    return inputs["x"][0].astype(np.float32 if dt == "bf16" else NUMPY[dt])
+
+
+def layer_norm(req, inputs):
+    c, dt = _common(req, inputs, "LayerNormalization")
+    acc = c.get("acc_dtype", "f32")
+    if acc not in STASH:
+        raise Skip(f"onnxruntime: stash_type (accumulation) {acc} not offered (f32, f64)")
+    x = _x(inputs, dt)
+    ns = tuple(c["normalized_shape"])
+    eps = _epsilon(c, req["out_dtype"])
+    affine = c.get("affine", "none")
+    names = ["X", "Scale"] + (["B"] if affine == "gamma_beta" else [])
+    node = helper.make_node("LayerNormalization", names, ["Y"], axis=-len(ns), epsilon=eps, stash_type=STASH[acc])
+    key = ("ln", dt, x.shape, ns, eps, acc, affine)
+    sess = _session(key, [node], names, ["Y"], dt, 17)
+    feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, ns, affine)}
+    if affine == "gamma_beta":
+        feeds["B"] = _param(inputs, "beta", dt, ns, affine)
+    return {"y": (_run(sess, feeds, dt)[0], dt)}
+
+
+def rms_norm(req, inputs):
+    if not _has_op("RMSNormalization", 23):
+        raise Skip(f"onnxruntime: the installed onnx {onnx.__version__} has no RMSNormalization (opset 23)")
+    c, dt = _common(req, inputs, "RMSNormalization")
+    acc = c.get("acc_dtype", "f32")
+    if acc not in STASH:
+        raise Skip(f"onnxruntime: stash_type (accumulation) {acc} not offered (f32, f64)")
+    affine = c.get("affine", "none")
+    if affine == "gamma_beta":
+        raise Skip("onnxruntime: RMSNormalization has no bias input (affine gamma_beta not expressible)")
+    x = _x(inputs, dt)
+    ns = tuple(c["normalized_shape"])
+    eps = _epsilon(c, req["out_dtype"])
+    node = helper.make_node("RMSNormalization", ["X", "Scale"], ["Y"], axis=-len(ns), epsilon=eps, stash_type=STASH[acc])
+    sess = _session(("rms", dt, x.shape, ns, eps, acc, affine), [node], ["X", "Scale"], ["Y"], dt, 23)
+    return {"y": (_run(sess, {"X": x, "Scale": _param(inputs, "gamma", dt, ns, affine)}, dt)[0], dt)}
+
+
+def _channel_op(req, inputs, op_type, opset, attrs):
+    c, dt = _common(req, inputs, op_type)
+    if c.get("acc_dtype", "f32") not in ("f32", "f64"):
+        raise Skip(f"onnxruntime: accumulation in {c['acc_dtype']} not offered")
+    x = _x(inputs, dt)
+    if x.ndim < 2:
+        raise Skip(f"onnxruntime: {op_type} needs x [N, C, ...]")
+    affine = c.get("affine", "none")
+    cshape = (x.shape[1],)
+    eps = _epsilon(c, req["out_dtype"])
+    node = helper.make_node(op_type, ["X", "Scale", "B"], ["Y"], epsilon=eps, **attrs)
+    sess = _session((op_type, dt, x.shape, eps, affine, tuple(sorted(attrs.items()))), [node], ["X", "Scale", "B"], ["Y"],
+                    dt, opset)
+    feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, cshape, affine), "B": _param(inputs, "beta", dt, cshape, affine)}
+    return {"y": (_run(sess, feeds, dt)[0], dt)}
+
+
+def group_norm(req, inputs):
+    if not _has_op("GroupNormalization", 21):
+        raise Skip("onnxruntime: the installed onnx has no GroupNormalization opset 21 (per-channel scale)")
+    g = int(req["convention"].get("num_groups", 0))
+    if g < 1:
+        raise Skip("onnxruntime: group_norm request without num_groups")
+    acc = req["convention"].get("acc_dtype", "f32")
+    return _channel_op(req, inputs, "GroupNormalization", 21, {"num_groups": g, "stash_type": STASH.get(acc, 1)})
+
+
+def instance_norm(req, inputs):
+    return _channel_op(req, inputs, "InstanceNormalization", 6, {})
+
+
+def batch_norm(req, inputs):
+    c = req["convention"]
+    training = bool(c.get("training", True))
+    track = bool(c.get("track_running_stats", True))
+    if c.get("sequence", False):
+        raise Skip("onnxruntime: a sequence of BatchNormalization calls with chained running stats is not wired")
+    if training and track:
+        raise Skip("onnxruntime: BatchNormalization's training mode updates running_var with the biased batch variance "
+                   "and momentum = 1 - PyTorch's; the case's running-stat convention is not expressible")
+    if not training and not track:
+        training = True  # no running stats: eval also normalizes with batch statistics
+    if training:
+        return _channel_op(req, inputs, "BatchNormalization", 15, {"training_mode": 1})
+    # eval with running statistics: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta
+    cc, dt = _common(req, inputs, "BatchNormalization")
+    x = _x(inputs, dt)
+    affine = cc.get("affine", "none")
+    cshape = (x.shape[1],)
+    eps = _epsilon(cc, req["out_dtype"])
+    names = ["X", "Scale", "B", "mean", "var"]
+    node = helper.make_node("BatchNormalization", names, ["Y"], epsilon=eps, training_mode=0)
+    sess = _session(("bn_eval", dt, x.shape, eps, affine), [node], names, ["Y"], dt, 15)
+    feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, cshape, affine), "B": _param(inputs, "beta", dt, cshape, affine),
+             "mean": _param(inputs, "running_mean", dt, cshape, "gamma_beta"),
+             "var": _param(inputs, "running_var", dt, cshape, "gamma_beta")}
+    out = {"y": (_run(sess, feeds, dt)[0], dt)}
+    for k in ("running_mean", "running_var"):  # eval leaves them as they were
+        if k in req["outputs"]:
+            out[k] = (inputs[k][0], inputs[k][1])
+    return out
+
+
+OPS = {"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm, "instance_norm": instance_norm,
+       "batch_norm": batch_norm}
+
+
+def evaluate(req, inputs):
+    f = OPS.get(req["op"])
+    if f is None:
+        raise Skip(f"onnxruntime: no ONNX operator wired for {req['op']}")
+    return f(req, inputs)
+
+
+if __name__ == "__main__":
+    serve(NAME, evaluate)

@@ -1,0 +1,94 @@
+/*
+ * Misbehaving normcheck plugins, for the tests that prove a plugin's failure is contained
+ * (tests/cli/backends_test.sh). Each build defines one NC_FAULT_* and wraps the correct
+ * example plugin:
+ *   NC_FAULT_SEGFAULT     writes through a null pointer on the trigger case
+ *   NC_FAULT_ABORT        calls abort() on the trigger case
+ *   NC_FAULT_HANG         never returns on the trigger case (sleeps forever)
+ *   NC_FAULT_WRONG_SHAPE  writes one row more than y holds on the trigger case
+ *   NC_FAULT_WRONG_DTYPE  declares y binary32 (it is binary64) and writes floats on the trigger case
+ *   NC_FAULT_NAN          NaN everywhere, on every case (a wrong answer: FAILED, not ERROR)
+ *   NC_FAULT_CHATTY       prints to stdout on every call, otherwise correct
+ *   NC_FAULT_BAD_ABI      reports ABI version 999 (refused at load)
+ *   NC_FAULT_PICKY        correct, but declines f16 data (supports() = 0: SKIPPED with its reason)
+ * The trigger case is x = [1, 2, 3, 4] in f64 (cases/layer_norm/worked_examples.toml ln_1234).
+ */
+#define nc_plugin_run example_run
+#define nc_plugin_abi_version example_abi_version
+#define nc_plugin_supports example_supports
+#include "example_plugin.c"
+#undef nc_plugin_run
+#undef nc_plugin_abi_version
+#undef nc_plugin_supports
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static int is_trigger(const nc_problem* p) {
+  const nc_tensor* x = p->x;
+  return x->dtype == NC_F64 && x->ndim == 1 && x->shape[0] == 4 && get(x, 0) == 1 && get(x, 1) == 2 && get(x, 2) == 3 &&
+         get(x, 3) == 4;
+}
+
+NC_PLUGIN_EXPORT uint32_t nc_plugin_abi_version(void) {
+#ifdef NC_FAULT_BAD_ABI
+  return 999;
+#else
+  return example_abi_version();
+#endif
+}
+
+NC_PLUGIN_EXPORT int nc_plugin_supports(const nc_problem* p, char* reason, size_t n) {
+#ifdef NC_FAULT_PICKY
+  if (p->x->dtype == NC_F16) {
+    snprintf(reason, n, "misbehaving_plugin: no f16 kernel");
+    return 0;
+  }
+#endif
+  return example_supports(p, reason, n);
+}
+
+NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
+  const int trigger = is_trigger(p);
+  (void)trigger;
+#if defined(NC_FAULT_SEGFAULT)
+  if (trigger) {
+    volatile int* null = NULL;
+    *null = 1;
+  }
+#elif defined(NC_FAULT_ABORT)
+  if (trigger) {
+    fprintf(stderr, "misbehaving_plugin: giving up on [1, 2, 3, 4]\n");
+    abort();
+  }
+#elif defined(NC_FAULT_HANG)
+  if (trigger)
+    for (;;) sleep(1000);
+#elif defined(NC_FAULT_WRONG_SHAPE)
+  if (trigger) {
+    /* Believes y holds one more row than x: the last m writes land past its end. */
+    const int rc = example_run(p, error, n);
+    double* y = (double*)p->y->data;
+    for (int j = 0; j < 4; ++j) y[4 + j] = 0.5;
+    return rc;
+  }
+#elif defined(NC_FAULT_WRONG_DTYPE)
+  if (trigger) {
+    p->y->dtype = NC_F32;
+    for (int j = 0; j < 4; ++j) ((float*)p->y->data)[j] = 0.25f;
+    return 0;
+  }
+#elif defined(NC_FAULT_NAN)
+  {
+    const int rc = example_run(p, error, n);
+    int64_t count = 1;
+    for (int d = 0; d < p->y->ndim; ++d) count *= p->y->shape[d];
+    for (int64_t i = 0; i < count; ++i) set(p->y, i, NAN);
+    return rc;
+  }
+#elif defined(NC_FAULT_CHATTY)
+  printf("misbehaving_plugin: chatter on stdout that must not reach normcheck's protocol\n");
+  fflush(stdout);
+#endif
+  return example_run(p, error, n);
+}
