@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "backends/backend.hpp"
 #include "cases/case.hpp"
 #include "compare/compare.hpp"
@@ -15,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / "normcheck_compare_test" / name;
+  const fs::path d = fs::temp_directory_path() / ("normcheck_compare_test_" + std::to_string(::getpid())) / name;  // per process: ctest -j
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

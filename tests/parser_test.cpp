@@ -4,13 +4,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "cases/case.hpp"
 
 using namespace normcheck;
 
 namespace {
 std::string write_tmp(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "normcheck_parser_test";
+  // One folder per process: ctest -j runs the test cases of this file in parallel processes.
+  const auto dir = std::filesystem::temp_directory_path() / ("normcheck_parser_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = (dir / name).string();
   std::ofstream(path) << text;

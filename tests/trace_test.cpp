@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "cases/case.hpp"
 #include "reference/reference.hpp"
 #include "trace/trace.hpp"
@@ -15,7 +17,7 @@ using namespace normcheck::trace;
 namespace {
 
 std::string write_model(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "normcheck_trace_test";
+  const auto dir = std::filesystem::temp_directory_path() / ("normcheck_trace_test_" + std::to_string(::getpid()));  // per process: ctest -j
   std::filesystem::create_directories(dir);
   const auto path = (dir / name).string();
   std::ofstream(path) << text;
