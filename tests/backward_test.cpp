@@ -352,3 +352,69 @@ TEST_CASE("backward: hand-checked gradients (worked examples)", "[backward][refe
     CHECK(dg[2] == 0);
   }
 }
+
+namespace {
+/// A backward problem of op on x [shape] ~ N(mean, 1) in dtype dt, dy ~ N(0, 1), with every
+/// parameter the op takes (gamma/beta per affine, scale/shift, g, running stats).
+Problem random_backward(Op op, const Shape& xs, DType dt, double mean, Affine affine, std::uint64_t seed) {
+  Problem p = test::problem(op, xs, generate_normal(numel(xs), mean, 1.0, seed), dt);
+  p.conv.eps = 1e-5;
+  if (op == Op::l2_normalize || op == Op::scale_norm) p.conv = default_convention(op);
+  p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
+  p.conv.normalized_shape = Shape{xs.back()};
+  p.conv.direction = Direction::backward;
+  p.inputs["dy"] = tensor(xs, generate_normal(numel(xs), 0.0, 1.0, seed + 1), dt);
+  const bool channels = op == Op::group_norm || op == Op::instance_norm || op == Op::batch_norm;
+  const std::int64_t psize = channels ? xs[1] : xs.back();
+  if (op != Op::l2_normalize && op != Op::scale_norm && op != Op::ada_layer_norm && op != Op::ada_rms_norm) {
+    with_affine(p, affine, psize, seed + 2);
+    for (const char* k : {"gamma", "beta"})
+      if (p.inputs.count(k)) p.inputs[k] = p.inputs[k].cast(dt);
+  }
+  if (op == Op::group_norm) p.conv.num_groups = 2;
+  if (op == Op::batch_norm) {
+    p.conv.momentum = 0.1;
+    p.inputs["running_mean"] = tensor({xs[1]}, generate_uniform(xs[1], -1, 1, seed + 4), dt);
+    p.inputs["running_var"] = tensor({xs[1]}, generate_uniform(xs[1], 0.5, 2, seed + 5), dt);
+  }
+  if (op == Op::scale_norm) p.inputs["g"] = tensor({1}, {1.75}, dt);
+  if (op == Op::ada_layer_norm || op == Op::ada_rms_norm) {
+    const Shape bd{xs.front(), xs.back()};
+    p.inputs["scale"] = tensor(bd, generate_uniform(numel(bd), -0.5, 0.5, seed + 6), dt);
+    p.inputs["shift"] = tensor(bd, generate_uniform(numel(bd), -1, 1, seed + 7), dt);
+  }
+  return p;
+}
+}  // namespace
+
+TEST_CASE("backward: cpu kernels within the default backward gate on random inputs, every op and dtype",
+          "[backward][cpu]") {
+  struct Shapes { Op op; Shape xs; };
+  const std::vector<Shapes> all{{Op::layer_norm, {6, 4097}}, {Op::layer_norm, {33, 17}}, {Op::rms_norm, {6, 4097}},
+                                {Op::rms_norm, {33, 17}},    {Op::group_norm, {3, 4, 37}}, {Op::instance_norm, {3, 4, 37}},
+                                {Op::batch_norm, {9, 3, 29}}, {Op::l2_normalize, {5, 300}}, {Op::scale_norm, {5, 300}},
+                                {Op::ada_layer_norm, {2, 5, 257}}, {Op::ada_rms_norm, {2, 5, 257}}};
+  auto cpu = make_backend("cpu");
+  const auto dt = GENERATE(DType::f64, DType::f32, DType::f16, DType::bf16);
+  const auto mean = GENERATE(0.0, 100.0);
+  const auto affine = GENERATE(Affine::gamma_beta, Affine::one_plus_w);
+  for (auto& [op, xs] : all) {
+    for (bool training : {true, false}) {
+      if (!training && op != Op::batch_norm) continue;
+      const std::uint64_t seed = 500 + static_cast<std::uint64_t>(op) * 11 + static_cast<std::uint64_t>(dt) * 3 + (mean > 0);
+      Problem p = random_backward(op, xs, dt, mean, affine, seed);
+      p.conv.training = training;
+      const auto ref = reference::evaluate_exact(p);
+      const auto out = cpu->run(p, {});
+      const Gate g = default_gate(p);
+      for (auto& [name, r] : ref) {
+        const MetricSet ms = measure(out.at(name), r, p.out_dtype, p.conv.acc_dtype);
+        INFO(fmt::format("{} {} {} dtype {} mean {} affine {} training {}: stab {} (gate {}) at {} got {} exact {}", to_string(op),
+                         shape_str(xs), name, dtype_name(dt), mean, to_string(affine), training, ms.stab.value, g.max,
+                         fmt::join(ms.stab.coords, ","), ms.stab.got, static_cast<double>(ms.stab.exact)));
+        CHECK(ms.stab.value <= g.max);
+        CHECK(ms.nan_mismatches == 0);
+      }
+    }
+  }
+}
