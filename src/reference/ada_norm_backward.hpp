@@ -12,6 +12,8 @@
 
 namespace normcheck::reference {
 
+/// ada_layer_norm / ada_rms_norm backward of a validated problem (x [B, *, d], gated = false,
+/// dy of x's shape): dx (x's shape), ds and db ([B, d]).
 template <class T>
 ExactOutputs ada_norm_backward(const Problem& p) {
   const Tensor& x = p.x();

@@ -16,6 +16,9 @@
 
 namespace normcheck::reference {
 
+/// batch_norm backward of a validated problem (x [N, C, *spatial], sequence = false; dy of
+/// x's shape): dx (x's shape), dgamma, dbeta ([C]) per affine, through the batch statistics
+/// in training, with the running statistics as constants in eval.
 template <class T>
 ExactOutputs batch_norm_backward(const Problem& p) {
   using std::abs;

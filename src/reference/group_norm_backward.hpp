@@ -11,6 +11,8 @@
 
 namespace normcheck::reference {
 
+/// group_norm / instance_norm backward of a validated problem (x [N, C, *spatial], dy of x's
+/// shape): dx (x's shape), dgamma, dbeta ([C]) per affine, each with its condition magnitude.
 template <class T>
 ExactOutputs group_norm_backward(const Problem& p) {
   const ChannelLayout l = channel_layout(p);

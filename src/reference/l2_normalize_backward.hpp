@@ -13,6 +13,8 @@
 
 namespace normcheck::reference {
 
+/// l2_normalize / scale_norm backward of a validated problem (groups along reduced_axes(p);
+/// dy of x's shape): dx (x's shape), and for scale_norm dg (the shape of g).
 template <class T>
 ExactOutputs l2_normalize_backward(const Problem& p) {
   using std::abs;
