@@ -49,13 +49,14 @@ std::optional<Fault> parse_fault(std::string_view s) noexcept {
   return std::nullopt;
 }
 bool supports(Fault f, Op op) noexcept {
-  if (detail::is_backward_fault(f)) return detail::backward_supports(f, op);
+  if (detail::is_backward_fault(f)) return false;  // no forward kernel
   if (detail::is_family_fault(f)) return detail::family_supports(f, op);
   return op == Op::layer_norm || op == Op::rms_norm;
 }
 
 bool supports(Fault f, const Problem& p) noexcept {
-  return supports(f, p.op) && detail::is_backward_fault(f) == (p.conv.direction == Direction::backward);
+  if (p.conv.direction == Direction::backward) return detail::is_backward_fault(f) && detail::backward_supports(f, p.op);
+  return supports(f, p.op);
 }
 
 std::vector<Fault> all_faults() {

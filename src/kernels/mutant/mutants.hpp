@@ -38,11 +38,12 @@ enum class Fault {
   bn_backward_constant_stats,///< batch_norm training: dx = g dy / D, the batch statistics' dependence on x ignored
 };
 
-/// Whether mutant f has a kernel for op (the row faults: layer_norm, rms_norm; each family
-/// fault: the ops it names). The backend reports other ops as SKIPPED.
+/// Whether mutant f has a forward kernel for op (the row faults: layer_norm, rms_norm; each
+/// family fault: the ops it names; the backward faults: none). The backend reports other ops
+/// as SKIPPED.
 bool supports(Fault f, Op op) noexcept;
-/// Whether mutant f runs problem p: supports(f, p.op), and the direction it is written for
-/// (the backward faults run backward problems only, every other fault forward ones only).
+/// Whether mutant f runs problem p: a forward problem iff supports(f, p.op); a backward one
+/// iff f is a backward fault written for p.op (backward_mutants.cpp).
 bool supports(Fault f, const Problem& p) noexcept;
 
 std::string_view to_string(Fault) noexcept;
