@@ -14,6 +14,7 @@
 #include "cases/case.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
+#include "checks/runner.hpp"
 #include "family_test_util.hpp"
 #include "test_util.hpp"
 #include "reference/l2_normalize.hpp"
@@ -417,4 +418,46 @@ TEST_CASE("backward: cpu kernels within the default backward gate on random inpu
       }
     }
   }
+}
+
+namespace {
+/// A backend that knows nothing of the backward direction (as every third-party backend
+/// written before it): it would answer a backward problem with the forward y.
+class ForwardOnly final : public Backend {
+ public:
+  std::string name() const override { return "forward-only"; }
+  std::string description() const override { return "test: the cpu forward kernels, no backward"; }
+  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
+  Outputs run(const Problem& p, const Recorded& r) override {
+    Problem f = p;
+    f.conv.direction = Direction::forward;
+    f.inputs.erase("dy");
+    return cpu_->run(f, r);
+  }
+
+ private:
+  std::unique_ptr<Backend> cpu_ = make_backend("cpu");
+};
+}  // namespace
+
+TEST_CASE("backward: a backend that does not declare supports_backward() skips backward cases", "[backward][runner]") {
+  std::vector<Case> cases;
+  for (auto& c : parse_case_file(test::source_path("cases/layer_norm/backward.toml"))) cases.push_back(std::move(c));
+  for (auto& c : parse_case_file(test::source_path("cases/layer_norm/worked_examples.toml"))) cases.push_back(std::move(c));
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::make_unique<ForwardOnly>());
+  int skipped = 0, passed = 0;
+  for (auto& r : run_cases(cases, bs, {})) {
+    INFO(r.cs->name << ": " << r.reason);
+    if (r.cs->problem.conv.direction == Direction::backward) {
+      CHECK(r.status == Status::skipped);
+      CHECK(r.reason == "forward-only: forward only (no backward)");
+      ++skipped;
+    } else {
+      CHECK(r.status == Status::passed);
+      ++passed;
+    }
+  }
+  CHECK(skipped > 0);
+  CHECK(passed > 0);
 }

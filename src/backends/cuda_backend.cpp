@@ -33,7 +33,6 @@ class CudaBackend final : public Backend {
   }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
     if (p.op != Op::layer_norm && p.op != Op::rms_norm) return fmt::format("cuda: no kernel for {}", to_string(p.op));
-    if (p.conv.direction != Direction::forward) return std::string("cuda: no backward kernels (forward only)");
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
       return fmt::format("cuda: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;

@@ -19,6 +19,7 @@ class ReferenceBackend final : public Backend {
   std::string name() const override { return "reference"; }
   std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
   std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
+  bool supports_backward() const override { return true; }
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
     for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
@@ -36,6 +37,7 @@ class CpuBackend final : public Backend {
       return fmt::format("cpu: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
     if (p.conv.direction == Direction::backward) {  // kernels/cpu/backward.hpp
@@ -74,6 +76,7 @@ class RecordedBackend final : public Backend {
     if (!rec.count(name_)) return fmt::format("{}: no recorded output for this case", name_);
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }  // whatever the case recorded
   Outputs run(const Problem&, const Recorded& rec) override { return rec.at(name_); }
 
  private:
@@ -90,6 +93,7 @@ class MutantBackend final : public Backend {
     if (!kernels::mutant::supports(fault_, p)) return fmt::format("{}: no {} kernel for {}", name(), to_string(p.conv.direction), to_string(p.op));
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }  // per fault: unsupported()
   Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }
 
  private:

@@ -96,6 +96,11 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         results.push_back(std::move(r));
         continue;
       }
+      if (p.conv.direction == Direction::backward && !be->supports_backward()) {
+        r.status = Status::skipped; r.reason = fmt::format("{}: forward only (no backward)", be->name());
+        results.push_back(std::move(r));
+        continue;
+      }
       if (auto why = be->unsupported(p, cs.recorded)) {
         r.status = Status::skipped; r.reason = *why;
         results.push_back(std::move(r));
