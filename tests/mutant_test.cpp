@@ -65,6 +65,9 @@ TEST_CASE("bundled cases: each mutant fails the case aimed at its fault", "[muta
       {"l2_eps_added", "l2_clamped_below_eps"},
       {"ada_broadcast_over_batch", "adaln_tokens_and_batch"},
       {"qk_norm_across_heads", "qk_rms_heads"},
+      {"dgamma_wrong_axis", "ln_bwd_affine_rows"},          // row sums [-1.22, 0] laid into dgamma: slot 2 gets -1.22, not 0
+      {"ln_dx_no_mean_term", "ln_bwd_123_dy100"},           // dx[1] = 0 instead of -0.408
+      {"bn_backward_constant_stats", "bn_bwd_train_123"},   // dx = dy / D = (1.22, 0, 0) instead of (0.204, -0.408, 0.204)
   };
   for (const auto& name : mutant_names()) {
     INFO("mutant:" << name);

@@ -39,6 +39,10 @@ class Backend {
   virtual bool applies(const Problem&, const Recorded&) const { return true; }
   /// Reason this problem is outside the backend's capabilities (SKIPPED), or nullopt.
   virtual std::optional<std::string> unsupported(const Problem& p, const Recorded& rec) const = 0;
+  /// Whether the backend evaluates backward problems (direction = backward: outputs dx,
+  /// dgamma...). Default false: the runner marks backward cases SKIPPED ("forward only")
+  /// without asking unsupported(), so a forward-only backend needs no change.
+  virtual bool supports_backward() const { return false; }
   /// Evaluates p. Throws BackendError.
   virtual Outputs run(const Problem& p, const Recorded& rec) = 0;
 };

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "kernels/cpu/backward.hpp"
 #include "kernels/cpu/families.hpp"
 #include "backends/cuda_backend.hpp"
 #include "kernels/cpu/row_norm.hpp"
@@ -19,6 +20,7 @@ class ReferenceBackend final : public Backend {
   std::string name() const override { return "reference"; }
   std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
   std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
+  bool supports_backward() const override { return true; }
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
     for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
@@ -36,8 +38,21 @@ class CpuBackend final : public Backend {
       return fmt::format("cpu: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }
   Outputs run(const Problem& p, const Recorded&) override {
     Outputs o;
+    if (p.conv.direction == Direction::backward) {  // kernels/cpu/backward.hpp
+      switch (p.op) {
+        case Op::layer_norm: kernels::cpu::layer_norm_backward(p, o); break;
+        case Op::rms_norm: kernels::cpu::rms_norm_backward(p, o); break;
+        case Op::group_norm: case Op::instance_norm: kernels::cpu::group_norm_backward(p, o); break;
+        case Op::batch_norm: kernels::cpu::batch_norm_backward(p, o); break;
+        case Op::l2_normalize: case Op::scale_norm: kernels::cpu::l2_normalize_backward(p, o); break;
+        case Op::ada_layer_norm: case Op::ada_rms_norm: kernels::cpu::ada_norm_backward(p, o); break;
+        case Op::qk_norm: throw BackendError("cpu: no backward kernel for qk_norm");
+      }
+      return o;
+    }
     switch (p.op) {
       case Op::layer_norm: kernels::cpu::layer_norm_forward(p, o); break;
       case Op::rms_norm: kernels::cpu::rms_norm_forward(p, o); break;
@@ -62,6 +77,7 @@ class RecordedBackend final : public Backend {
     if (!rec.count(name_)) return fmt::format("{}: no recorded output for this case", name_);
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }  // whatever the case recorded
   Outputs run(const Problem&, const Recorded& rec) override { return rec.at(name_); }
 
  private:
@@ -75,9 +91,10 @@ class MutantBackend final : public Backend {
   std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
   std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (!kernels::mutant::supports(fault_, p.op)) return fmt::format("{}: no kernel for {}", name(), to_string(p.op));
+    if (!kernels::mutant::supports(fault_, p)) return fmt::format("{}: no {} kernel for {}", name(), to_string(p.conv.direction), to_string(p.op));
     return std::nullopt;
   }
+  bool supports_backward() const override { return true; }  // per fault: unsupported()
   Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }
 
  private:

@@ -50,6 +50,17 @@ struct Property {
   std::string str() const;  ///< transform, then "->[0]" and the outputs when not the default
 };
 
+/// A structural property of one backend's outputs, per normalization group (spec/op.hpp
+/// group_layout): sums_to_zero: sum_j a_j = 0; orthogonal: sum_j a_j b_j = 0. a and b name
+/// outputs or inputs of x's shape (e.g. a = "dx", b = "x"). checks/structural.hpp judges
+/// it against a budget derived from the gate.
+struct Structural {
+  enum class Kind { sums_to_zero, orthogonal } kind = Kind::sums_to_zero;
+  std::string a, b;  ///< b empty for sums_to_zero
+  int line = 0;
+  std::string str() const;  ///< "sums_to_zero dx", "orthogonal dx.x"
+};
+
 /// One case: a Problem plus what is expected of every backend on it.
 struct Case {
   std::string file;
@@ -67,6 +78,7 @@ struct Case {
   std::map<std::string, int> expected_outputs_line;
   Gate gate;             ///< default_gate(problem) unless the file says otherwise
   std::vector<Property> properties;
+  std::vector<Structural> structural;  ///< expect.sums_to_zero, expect.orthogonal
   Recorded recorded;     ///< outputs stored by other sources, by source name
 };
 

@@ -69,6 +69,10 @@ bool Transform::exact_on(const Problem& p) const {
   return true;
 }
 
+std::string Structural::str() const {
+  return kind == Kind::sums_to_zero ? "sums_to_zero " + a : "orthogonal " + a + "." + b;
+}
+
 std::string Property::str() const {
   std::string s = transform.str();
   if (!observe.empty()) s += " observe " + prefix_str(observe);
@@ -347,7 +351,7 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
     }
     if (auto s = t->get("observe")) {
       pr->observe = prefix_of(c, *s, field + ".observe");
-      for (auto& o : pr->outputs.empty() ? std::vector<std::string>{"y"} : pr->outputs)
+      for (auto& o : pr->outputs.empty() ? std::vector<std::string>{primary_output(p)} : pr->outputs)
         check_prefix(c, s, field + ".observe", pr->observe, outs.at(o), "output " + o);
     }
   }
@@ -409,7 +413,7 @@ bool key_applies(std::string_view key, Op op) {
 void convention_of(const Ctx& c, const Layered& t, const std::string& field, Convention& conv, bool& has_ns, Op op) {
   check_keys(c, t, field, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype", "num_groups",
                            "momentum", "num_batches_tracked", "training", "track_running_stats", "sequence", "axes",
-                           "gated", "qk_form"});
+                           "gated", "qk_form", "direction"});
   for (auto& [k, v] : t.items())
     if (!key_applies(k, op))
       c.fail(v, field + "." + k, fmt::format("'{}' is not a parameter of {}", k, to_string(op)));
@@ -467,6 +471,48 @@ void convention_of(const Ctx& c, const Layered& t, const std::string& field, Con
   }
   if (auto e = t.get("normalized_shape")) { conv.normalized_shape = shape_of(c, *e, field + ".normalized_shape"); has_ns = true; }
   if (auto e = t.get("acc_dtype")) conv.acc_dtype = dtype_of(c, *e, field + ".acc_dtype");
+  if (auto e = t.get("direction")) {
+    const auto s = string_of(c, *e, field + ".direction");
+    auto v = parse_direction(s);
+    if (!v) c.fail(e, field + ".direction", fmt::format("unknown '{}' ({})", s, choices_direction()));
+    conv.direction = *v;
+  }
+}
+
+/// expect.sums_to_zero = "dx" | ["dx", ...] and expect.orthogonal = { a = "dx", b = "x" } |
+/// [{...}, ...]: each name an output or an input of x's shape (per-group sums need it).
+void structural_of(const Ctx& c, const Layered& et, const std::string& field, const Problem& p, std::vector<Structural>& out) {
+  const auto outs = output_shapes(p);
+  auto name_of = [&](const toml::node& n, const std::string& fld) {
+    const std::string s = string_of(c, n, fld);
+    const Shape* shape = outs.count(s) ? &outs.at(s) : p.input(s) ? &p.input(s)->shape() : nullptr;
+    if (!shape) c.fail(&n, fld, fmt::format("'{}' is neither an output nor an input of this case", s));
+    if (*shape != p.x().shape())
+      c.fail(&n, fld, fmt::format("'{}' has shape {}; per-group sums need the shape of x {}", s, shape_str(*shape), shape_str(p.x().shape())));
+    return s;
+  };
+  if (auto v = et.get("sums_to_zero")) {
+    const std::string fld = field + ".sums_to_zero";
+    std::vector<const toml::node*> items;
+    if (const toml::array* a = v->as_array()) for (auto& e : *a) items.push_back(&e);
+    else items.push_back(v);
+    if (items.empty()) c.fail(v, fld, "expected an output name or an array of names");
+    for (auto* e : items) out.push_back({Structural::Kind::sums_to_zero, name_of(*e, fld), "", line_of(e)});
+  }
+  if (auto v = et.get("orthogonal")) {
+    const std::string fld = field + ".orthogonal";
+    std::vector<const toml::node*> items;
+    if (const toml::array* a = v->as_array()) for (auto& e : *a) items.push_back(&e);
+    else items.push_back(v);
+    if (items.empty()) c.fail(v, fld, "expected { a = \"dx\", b = \"x\" } or an array of them");
+    for (auto* e : items) {
+      const toml::table* t = e->as_table();
+      if (!t) c.fail(e, fld, "expected { a = \"dx\", b = \"x\" }");
+      check_keys(c, *t, fld, {"a", "b"});
+      if (!t->get("a") || !t->get("b")) c.fail(e, fld, "orthogonal needs a and b");
+      out.push_back({Structural::Kind::orthogonal, name_of(*t->get("a"), fld + ".a"), name_of(*t->get("b"), fld + ".b"), line_of(e)});
+    }
+  }
 }
 
 Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::map<std::string, Case>& earlier) {
@@ -549,6 +595,8 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   // A derived case reports under its base's layer, unless it changed the op.
   cs.layer = base && base->problem.op == p.op ? base->layer : std::string(to_string(p.op));
   if (auto n = node("layer")) cs.layer = string_of(c, *n, f + ".layer");
+  // Backward cases report beside the forward ones: "<layer>/backward".
+  if (p.conv.direction == Direction::backward && !cs.layer.ends_with("/backward")) cs.layer += "/backward";
   try {
     validate(p);
   } catch (const SpecError& e) {
@@ -566,21 +614,24 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   cs.gate = default_gate(p);
   if (const auto expect_t = layered("expect", f + ".expect")) {
     const Layered* et = &*expect_t;
-    check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs"});
+    check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs",
+                                       "sums_to_zero", "orthogonal"});
     const auto outs = output_shapes(p);
+    const std::string primary = primary_output(p);  // "y", or "dx" for a backward case
     if (auto v = et->get("values")) {
       cs.expected = values_of(c, *v, f + ".expect.values");
       cs.expected_line = line_of(v);
-      if (static_cast<std::int64_t>(cs.expected->size()) != numel(outs.at("y")))
-        c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), numel(outs.at("y"))));
+      if (static_cast<std::int64_t>(cs.expected->size()) != numel(outs.at(primary)))
+        c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), numel(outs.at(primary))));
     }
     if (auto v = et->get("outputs")) {
       const toml::table* ot = v->as_table();
       if (!ot) c.fail(v, f + ".expect.outputs", "expected a table { <output> = [values...] }");
       for (auto& [k, vals] : *ot) {
         const std::string on(k.str()), of = f + ".expect.outputs." + on;
-        if (!outs.count(on) || on == "y")
-          c.fail(&vals, of, on == "y" ? "give y's values as expect.values" : fmt::format("{} has no output '{}'", to_string(p.op), on));
+        if (!outs.count(on) || on == primary)
+          c.fail(&vals, of, on == primary ? fmt::format("give {}'s values as expect.values", primary)
+                                          : fmt::format("{} has no output '{}'", to_string(p.op), on));
         cs.expected_outputs[on] = values_of(c, vals, of);
         cs.expected_outputs_line[on] = line_of(&vals);
         if (static_cast<std::int64_t>(cs.expected_outputs[on].size()) != numel(outs.at(on)))
@@ -618,6 +669,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
         }
       }
     }
+    structural_of(c, *et, f + ".expect", p, cs.structural);
   }
   if (auto n = node("recorded")) {
     const toml::table* rt = n->as_table();

@@ -71,11 +71,63 @@ std::int64_t group_size(const Problem& p) {
   return row_layout(p).m;
 }
 
+// Backward (direction = backward, issue 6). Outputs dx, and the parameter gradients
+// dgamma, dbeta (ds, db; dg). Reference formula (reference/row_norm_backward.hpp): per group,
+//   dx_i = (1/D) (a_i - [center] mean(a) - (k/m') n_i S),  a = g dy,  S = sum_j a_j n_j,
+//   dgamma_j = sum_r dy_rj n_rj,  dbeta_j = sum_r dy_rj  (R terms each),
+// with condition magnitudes c_i bounding the first-order effect of relative perturbations
+// of x, dy and the parameters (the derivation is beside the formula). Counting as above,
+// for a kernel that recomputes n with the forward's algorithm and forms dx by that formula:
+//   * the final rounding: 1;
+//   * n (statistics, centering, scaling): the forward's 8 and its sqrt(m); an error in n_j of
+//     (8 + sqrt(m)) u nu_j (nu_j: n_j's condition magnitude under x) reaches dx_i only through
+//     the terms (k/m') (nu_i |S| + |n_i| sum_j |a_j| nu_j) / D and rho |.|/D of c_i, and
+//     dgamma_j through sum_r |dy_rj| nu_rj: each within the same multiple of c;
+//   * the backward combination: a = g dy, the mean's division, n_i S, the factor k/m',
+//     a_i - mean, the second subtraction, the product by 1/D, and (1 + w) formed once for
+//     one_plus_w/ada: 8 roundings, each relative <= u of a quantity bounded by c_i;
+//   * the reductions sum a, sum a n over the m values of a group: the random walk sqrt(m)
+//     (they enter disjoint terms of c_i, so their sqrt(m) u adds up to sqrt(m) u c_i, not
+//     more); the parameter gradients' sums over R values (R: the values each dgamma element
+//     sums: rows for layer_norm / rms_norm, N * spatial for group_norm / instance_norm /
+//     batch_norm, the tokens of a batch element for ada_*, every element for scale_norm):
+//     sqrt(R), on top of n's own sqrt(m).
+// Gate: stab <= 1 + 16 + sqrt(m) + sqrt(R)   (R = 0 when the op has no parameter gradient).
+// At m = 64, R = 8 (a [8, 64] LayerNorm): 27.8. What it rejects (the bundled backward
+// mutants): dx without the mean term (error |mean(a)|/D, ~ 1e7 units), batch-norm dx that
+// ignores the statistics' dependence on x (error of the size of dx itself), dgamma summed
+// over the wrong axis (error of the size of dgamma).
+std::int64_t param_reduction_size(const Problem& p) {
+  if (p.conv.direction != Direction::backward) return 0;
+  const std::int64_t n = p.x().size();
+  switch (p.op) {
+    case Op::layer_norm: case Op::rms_norm:
+      return p.conv.affine == Affine::none ? 0 : n / row_layout(p).m;
+    case Op::group_norm: case Op::instance_norm: case Op::batch_norm: {
+      const ChannelLayout l = channel_layout(p);
+      return p.conv.affine == Affine::none ? 0 : l.steps * l.n * l.spatial;
+    }
+    case Op::ada_layer_norm: case Op::ada_rms_norm: {
+      const Shape& xs = p.x().shape();
+      return n / xs.back() / xs.front();
+    }
+    case Op::scale_norm: return n;
+    case Op::l2_normalize: case Op::qk_norm: return 0;
+  }
+  return 0;
+}
+
 Gate default_gate(const Problem& p) {
   const double m = static_cast<double>(group_size(p));
-  const double k_ops = 8.0;
   Gate g;
   g.metric = Metric::stab;
+  if (p.conv.direction == Direction::backward) {
+    const auto R = param_reduction_size(p);
+    g.max = 1.0 + 16.0 + std::sqrt(m) + std::sqrt(static_cast<double>(R));
+    g.source = fmt::format("default backward: 1 + 16 + sqrt(m) + sqrt(R), m = {}, R = {}", static_cast<std::int64_t>(m), R);
+    return g;
+  }
+  const double k_ops = 8.0;
   g.max = 1.0 + k_ops + std::sqrt(m);
   g.source = fmt::format("default: 1 + 8 + sqrt(m), m = {}", static_cast<std::int64_t>(m));
   return g;

@@ -23,4 +23,8 @@ Gate default_gate(const Problem& p);
 /// Group size m (values per normalization statistic) of a validated problem.
 std::int64_t group_size(const Problem& p);
 
+/// Backward only: the number of values R each parameter-gradient element (dgamma, dbeta,
+/// ds, db, dg) sums; 0 for a forward problem or an op without parameter gradients.
+std::int64_t param_reduction_size(const Problem& p);
+
 }  // namespace normcheck

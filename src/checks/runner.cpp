@@ -9,6 +9,7 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xnpy.hpp>
 
+#include "checks/structural.hpp"
 #include "reference/reference.hpp"
 
 namespace normcheck {
@@ -95,6 +96,11 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         results.push_back(std::move(r));
         continue;
       }
+      if (p.conv.direction == Direction::backward && !be->supports_backward()) {
+        r.status = Status::skipped; r.reason = fmt::format("{}: forward only (no backward)", be->name());
+        results.push_back(std::move(r));
+        continue;
+      }
       if (auto why = be->unsupported(p, cs.recorded)) {
         r.status = Status::skipped; r.reason = *why;
         results.push_back(std::move(r));
@@ -110,25 +116,26 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         results.push_back(std::move(r));
         continue;
       }
-      // Every output the reference produces is measured and gated: y first, then the
-      // others by name (running stats, h, q_hat, k_hat...).
-      std::vector<std::string> onames{"y"};
-      for (auto& [name, v] : ref) if (name != "y") onames.push_back(name);
+      // Every output the reference produces is measured and gated: the primary output first
+      // (y; dx for a backward case), then the others by name (running stats, h, dgamma...).
+      const std::string primary = primary_output(p);
+      std::vector<std::string> onames{primary};
+      for (auto& [name, v] : ref) if (name != primary) onames.push_back(name);
       for (auto& name : onames) r.output_metrics.emplace_back(name, measure(out.at(name), ref.at(name), p.out_dtype, p.conv.acc_dtype));
       r.metrics = merge_worst(r.output_metrics);
-      const Tensor& y = out.at("y");
-      const reference::ExactOutput& ry = ref.at("y");
+      const Tensor& y = out.at(primary);
+      const reference::ExactOutput& ry = ref.at(primary);
       auto add = [&](std::string name, bool ok, std::string detail, Status bad = Status::failed) {
         r.checks.push_back({std::move(name), ok ? Status::passed : bad, std::move(detail)});
       };
-      auto suffix = [](const std::string& name) { return name == "y" ? std::string() : " " + name; };
+      auto suffix = [&](const std::string& name) { return name == primary ? std::string() : " " + name; };
       const Metric wm = cs.gate.metric == Metric::nmse ? Metric::abs : cs.gate.metric;
       for (auto& [name, ms] : r.output_metrics) {
         const double v = ms.value(cs.gate.metric);
         // nmse is one number for the whole output: no worst element (the abs one is shown).
         const bool whole = cs.gate.metric == Metric::nmse;
         add("gate" + suffix(name), v <= cs.gate.max,
-            fmt::format("{}{} = {:.4g} (limit {:.4g}, {}) {}{}{}", name == "y" ? "" : name + ": ", to_string(cs.gate.metric), v,
+            fmt::format("{}{} = {:.4g} (limit {:.4g}, {}) {}{}{}", name == primary ? "" : name + ": ", to_string(cs.gate.metric), v,
                         cs.gate.max, cs.gate.source, whole ? "; max abs " : "", worst_str(ms.worst(wm)),
                         ms.nan_mismatches ? fmt::format("; {} NaN/inf mismatches", ms.nan_mismatches) : ""));
       }
@@ -151,7 +158,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
                           to_string(cs.gate.metric), v, cs.gate.max, worst_str(ls.worst(wm))));
         }
       };
-      if (cs.expected) expect_literal("y", *cs.expected, cs.expected_line);
+      if (cs.expected) expect_literal(primary, *cs.expected, cs.expected_line);
       for (auto& [name, values] : cs.expected_outputs) expect_literal(name, values, cs.expected_outputs_line.at(name));
       for (std::size_t k = 0; k < cs.properties.size(); ++k) {
         const Property& pr = cs.properties[k];
@@ -182,7 +189,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         double max_diff = 0, max_exact = 0;
         std::int64_t at = -1, exact_at = -1, nan_diff = 0, exact_nan_diff = 0, compared = 0;
         std::string at_output, exact_output;
-        const std::vector<std::string> pouts = pr.outputs.empty() ? std::vector<std::string>{"y"} : pr.outputs;
+        const std::vector<std::string> pouts = pr.outputs.empty() ? std::vector<std::string>{primary} : pr.outputs;
         for (const std::string& oname : pouts) {
           const Tensor& y1 = out.at(oname);
           const Tensor& y2 = qo.at(oname);
@@ -214,7 +221,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
           }
         }
         const auto where = [&](const std::string& o, std::int64_t i) {
-          return i >= 0 ? (o == "y" ? "" : o) + coords_str(unravel(out.at(o).shape(), i)) : std::string("[]");
+          return i >= 0 ? (o == primary ? "" : o) + coords_str(unravel(out.at(o).shape(), i)) : std::string("[]");
         };
         const std::string exact_diff = exact_nan_diff
             ? fmt::format("{} elements NaN on one side only (first at {})", exact_nan_diff, where(exact_output, exact_at))
@@ -245,6 +252,8 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
           }
         }
       }
+      // Structural properties (expect.sums_to_zero, expect.orthogonal): checks/structural.cpp.
+      for (const Structural& st : cs.structural) r.checks.push_back(check_structural(st, p, out, ref, cs.gate));
       r.status = Status::passed;
       for (auto& c : r.checks) if (severity(c.status) > severity(r.status)) r.status = c.status;
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -261,11 +270,11 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
           fs::remove_all(dir);
           fs::create_directories(dir);
           for (auto& [name, t] : p.inputs) write_npy((dir / (name + ".npy")).string(), t.to_doubles(), t.shape());
-          write_npy((dir / "y.npy").string(), y.to_doubles(), y.shape());
+          write_npy((dir / (primary + ".npy")).string(), y.to_doubles(), y.shape());  // y.npy (dx.npy backward)
           write_npy((dir / "exact.npy").string(), ry.exact_f64(), y.shape());
           write_npy((dir / "exact_rounded.npy").string(), ry.rounded.to_doubles(), y.shape());
           for (auto& [name, ro] : ref) {  // the other outputs: out_<name>.npy, out_<name>_exact.npy
-            if (name == "y") continue;
+            if (name == primary) continue;
             const Tensor& t = out.at(name);
             write_npy((dir / ("out_" + name + ".npy")).string(), t.to_doubles(), t.shape());
             write_npy((dir / ("out_" + name + "_exact.npy")).string(), ro.exact_f64(), t.shape());

@@ -6,6 +6,7 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 
+#include "reference/backward.hpp"
 #include "reference/families.hpp"
 #include "reference/row_norm.hpp"
 
@@ -84,6 +85,7 @@ ExactOutputs evaluate_rows(const Problem& p) {
 
 ExactOutputs evaluate_exact(const Problem& p) {
   validate(p);
+  if (p.conv.direction == Direction::backward) return detail::evaluate_backward_exact(p);
   if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_exact(p);
   const int bits = working_bits(p);
   if (bits <= 256) return evaluate_rows<mp256>(p);
@@ -93,6 +95,7 @@ ExactOutputs evaluate_exact(const Problem& p) {
 }
 
 ExactOutputs evaluate_double(const Problem& p) {
+  if (p.conv.direction == Direction::backward) return detail::evaluate_backward_double(p);
   if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_double(p);
   return evaluate_rows<double>(p);
 }

@@ -38,6 +38,8 @@ using ExactOutputs = std::map<std::string, ExactOutput>;
 int working_bits(const Problem& p);
 
 /// Evaluates p exactly (MPFR at working_bits(p)). Throws SpecError if p is invalid.
+/// Backward problems (direction = backward) give the gradients dx, dgamma, ... with their
+/// condition magnitudes (reference/row_norm_backward.hpp).
 ExactOutputs evaluate_exact(const Problem& p);
 
 /// The same formula in binary64, for quick checks and tests of the template itself.

@@ -33,7 +33,7 @@ void need(bool ok, const std::string& field, const std::string& msg) {
 /// Rejects inputs outside `allowed`.
 void only_inputs(const Problem& p, std::initializer_list<std::string_view> allowed) {
   for (auto& [name, t] : p.inputs)
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end() && name != "dy") {  // dy: validate_direction
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       throw SpecError("inputs." + name, fmt::format("unknown input '{}' for {} (expected {})", name, to_string(p.op), list));
@@ -194,6 +194,7 @@ void validate_family(const Problem& p) {
 }  // namespace detail
 
 std::map<std::string, Shape> output_shapes(const Problem& p) {
+  if (p.conv.direction == Direction::backward) return detail::backward_output_shapes(p);
   std::map<std::string, Shape> o;
   const Shape& xs = p.x().shape();
   o["y"] = xs;

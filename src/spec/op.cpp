@@ -22,6 +22,7 @@ constexpr Names<EpsPlacement, 4> kPlacements{{{EpsPlacement::inside_sqrt, "insid
                                               {EpsPlacement::clamp_norm, "clamp_norm"}}};
 constexpr Names<Variance, 2> kVariances{{{Variance::biased, "biased"}, {Variance::unbiased, "unbiased"}}};
 constexpr Names<QkForm, 2> kQkForms{{{QkForm::rms, "rms"}, {QkForm::l2, "l2"}}};
+constexpr Names<Direction, 2> kDirections{{{Direction::forward, "forward"}, {Direction::backward, "backward"}}};
 constexpr Names<Affine, 4> kAffines{{{Affine::none, "none"}, {Affine::gamma, "gamma"},
                                      {Affine::gamma_beta, "gamma_beta"}, {Affine::one_plus_w, "one_plus_w"}}};
 
@@ -50,6 +51,9 @@ std::string_view to_string(Affine e) noexcept { return name_of(kAffines, e); }
 std::string_view to_string(QkForm e) noexcept { return name_of(kQkForms, e); }
 std::optional<QkForm> parse_qk_form(std::string_view s) noexcept { return parse_of(kQkForms, s); }
 std::string choices_qk_form() { return choices_of(kQkForms); }
+std::string_view to_string(Direction e) noexcept { return name_of(kDirections, e); }
+std::optional<Direction> parse_direction(std::string_view s) noexcept { return parse_of(kDirections, s); }
+std::string choices_direction() { return choices_of(kDirections); }
 std::optional<Op> parse_op(std::string_view s) noexcept { return parse_of(kOps, s); }
 std::optional<EpsPlacement> parse_eps_placement(std::string_view s) noexcept { return parse_of(kPlacements, s); }
 std::optional<Variance> parse_variance(std::string_view s) noexcept { return parse_of(kVariances, s); }
@@ -70,6 +74,7 @@ void validate(const Problem& p) {
     throw SpecError("convention.eps", fmt::format("eps must be finite and >= 0, got {}", c.eps));
   const Tensor* x = p.input(std::string(primary_input(p.op)));
   if (!x) throw SpecError(fmt::format("inputs.{}", primary_input(p.op)), fmt::format("input {} is required", primary_input(p.op)));
+  detail::validate_direction(p);  // spec/backward.cpp: dy iff backward
   if (p.op != Op::layer_norm && p.op != Op::rms_norm) {
     detail::validate_family(p);  // spec/families.cpp
     return;
@@ -104,7 +109,7 @@ void validate(const Problem& p) {
   if (c.variance == Variance::unbiased && numel(ns) < 2)
     throw SpecError("convention.variance", "unbiased variance needs at least 2 elements per group");
   for (auto& [name, t] : p.inputs)
-    if (name != "x" && name != "gamma" && name != "beta")
+    if (name != "x" && name != "gamma" && name != "beta" && name != "dy")  // dy: validate_direction
       throw SpecError("inputs." + name, fmt::format("unknown input '{}' for {} (expected x, gamma, beta)", name, to_string(p.op)));
 }
 

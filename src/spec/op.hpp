@@ -40,22 +40,31 @@ enum class Affine { none, gamma, gamma_beta, one_plus_w };
 /// g q^.k^ with the learned scalar g (input "g").
 enum class QkForm { rms, l2 };
 
+/// Which pass of the op a Problem asks for (spec/backward.cpp has the rules):
+/// forward: the outputs of the op ("y", ...); backward: the gradients of a scalar loss L
+/// with respect to the inputs, given dy = dL/dy (input "dy", the shape of y): "dx", and
+/// "dgamma"/"dbeta" (ada_*: "ds"/"db"; scale_norm: "dg") for the parameters the op has.
+enum class Direction { forward, backward };
+
 std::string_view to_string(Op) noexcept;
 std::string_view to_string(EpsPlacement) noexcept;
 std::string_view to_string(Variance) noexcept;
 std::string_view to_string(Affine) noexcept;
 std::string_view to_string(QkForm) noexcept;
+std::string_view to_string(Direction) noexcept;
 std::optional<Op> parse_op(std::string_view) noexcept;
 std::optional<EpsPlacement> parse_eps_placement(std::string_view) noexcept;
 std::optional<Variance> parse_variance(std::string_view) noexcept;
 std::optional<Affine> parse_affine(std::string_view) noexcept;
 std::optional<QkForm> parse_qk_form(std::string_view) noexcept;
+std::optional<Direction> parse_direction(std::string_view) noexcept;
 /// All accepted spellings, for error messages: "inside_sqrt | outside_sqrt | ...".
 std::string choices_eps_placement();
 std::string choices_variance();
 std::string choices_affine();
 std::string choices_op();
 std::string choices_qk_form();
+std::string choices_direction();
 
 /// How an op's formula is instantiated.
 struct Convention {
@@ -95,6 +104,9 @@ struct Convention {
   bool gated = false;
   // qk_norm: rms or l2 form (QkForm).
   QkForm qk_form = QkForm::rms;
+  // Every op but qk_norm: forward (the op's outputs) or backward (its gradients given the
+  // input dy; spec/backward.cpp). Case files: convention.direction = "backward".
+  Direction direction = Direction::forward;
 };
 
 /// Convention defaults of an op: eps 1e-5, inside_sqrt, biased, no affine, except
@@ -138,7 +150,17 @@ using Outputs = std::map<std::string, Tensor>;
 ///   qk_norm  q [B, H, T, d_k], k [B, H, S, d_k]; rms form: q_gamma, k_gamma [d_k] per affine;
 ///               l2 form: g (one element) -> q_hat, k_hat (shapes of q, k), y = scores [B, H, T, S]
 /// Output dtype: out_dtype for every output.
+/// Backward problems (direction = backward) take the forward inputs plus dy (the shape of
+/// the forward y, = the shape of x) and output dx (shape of x) and the parameter gradients:
+///   layer_norm, rms_norm, group_norm, instance_norm, batch_norm: dgamma [shape of gamma]
+///               iff affine != none (for one_plus_w: dL/dw), dbeta iff gamma_beta;
+///   ada_layer_norm, ada_rms_norm: ds, db [B, d] (not gated);  scale_norm: dg (shape of g);
+///   l2_normalize: dx only.  qk_norm has no backward.
 std::map<std::string, Shape> output_shapes(const Problem& p);
+
+/// The output that stands for "the" result of a problem: "y" (forward) or "dx" (backward).
+/// expect.values, properties without `outputs`, and dumps use it.
+std::string primary_output(const Problem& p);
 
 /// Invalid op/convention/inputs combination. `field` names the offending field
 /// ("convention.eps", "inputs.gamma.shape"...), so the parser can point at its line.
@@ -184,10 +206,22 @@ struct ReductionLayout {
 /// Axes reduced by a validated l2_normalize / scale_norm problem, sorted, non-negative.
 std::vector<std::int64_t> reduced_axes(const Problem& p);
 ReductionLayout reduction_layout(const Shape& shape, const std::vector<std::int64_t>& axes);
+/// The normalization groups of a validated problem as base + member offsets (flat indices
+/// into x, and into every output of x's shape): element j of group g sits at base[g] +
+/// member[j]. layer_norm, rms_norm: rows over normalized_shape; group_norm: (n, g) over
+/// C/G channels and spatial; instance_norm: (n, c) over spatial; batch_norm: one group per
+/// (step, channel) over N and spatial (eval too: the groups of its batch statistics);
+/// l2_normalize, scale_norm: reduction_layout; ada_*: rows of d; qk_norm: rows of d_k of q.
+ReductionLayout group_layout(const Problem& p);
 
 namespace detail {
 /// validate() for every op but layer_norm and rms_norm (spec/families.cpp).
 void validate_family(const Problem& p);
+/// validate()'s direction rules: dy given iff backward, with the shape of x; the ops and
+/// conventions that have a backward (spec/backward.cpp).
+void validate_direction(const Problem& p);
+/// output_shapes() of a backward problem (spec/backward.cpp).
+std::map<std::string, Shape> backward_output_shapes(const Problem& p);
 }  // namespace detail
 
 }  // namespace normcheck

@@ -8,7 +8,7 @@ namespace normcheck::kernels::mutant {
 
 namespace {
 struct Entry { Fault f; std::string_view name, text; };
-constexpr std::array<Entry, 19> kFaults{{
+constexpr std::array<Entry, 22> kFaults{{
     {Fault::eps_outside_sqrt, "eps_outside_sqrt", "eps added outside the sqrt: x / (sqrt(v) + eps)"},
     {Fault::eps_missing, "eps_missing", "eps left out of the denominator"},
     {Fault::wrong_eps, "wrong_eps", "eps ten times too small (1e-6 for 1e-5)"},
@@ -28,6 +28,9 @@ constexpr std::array<Entry, 19> kFaults{{
     {Fault::l2_eps_added, "l2_eps_added", "l2_normalize/scale_norm x / (||x|| + eps) instead of clamping the norm"},
     {Fault::ada_broadcast_over_batch, "ada_broadcast_over_batch", "AdaLN/AdaRMS modulation indexed by token (broadcast over batch)"},
     {Fault::qk_norm_across_heads, "qk_norm_across_heads", "qk_norm statistics over all heads of a token, not per head"},
+    {Fault::dgamma_wrong_axis, "dgamma_wrong_axis", "backward: dgamma summed over the normalized axis (per row) instead of over the rows"},
+    {Fault::ln_dx_no_mean_term, "ln_dx_no_mean_term", "backward: layer_norm dx without the - mean(g dy) term"},
+    {Fault::bn_backward_constant_stats, "bn_backward_constant_stats", "backward: batch_norm training dx = g dy / D, statistics treated as constants"},
 }};
 
 float to_f16(float v) { return normcheck::detail::half_bits_to_float(normcheck::detail::float_to_half_bits(v)); }
@@ -46,8 +49,14 @@ std::optional<Fault> parse_fault(std::string_view s) noexcept {
   return std::nullopt;
 }
 bool supports(Fault f, Op op) noexcept {
+  if (detail::is_backward_fault(f)) return false;  // no forward kernel
   if (detail::is_family_fault(f)) return detail::family_supports(f, op);
   return op == Op::layer_norm || op == Op::rms_norm;
+}
+
+bool supports(Fault f, const Problem& p) noexcept {
+  if (p.conv.direction == Direction::backward) return detail::is_backward_fault(f) && detail::backward_supports(f, p.op);
+  return supports(f, p.op);
 }
 
 std::vector<Fault> all_faults() {
@@ -57,6 +66,7 @@ std::vector<Fault> all_faults() {
 }
 
 Outputs run(Fault f, const Problem& p) {
+  if (detail::is_backward_fault(f)) return detail::run_backward(f, p);
   if (detail::is_family_fault(f)) return detail::run_family(f, p);
   const Tensor& x = p.x();
   RowLayout l = row_layout(p);

@@ -32,11 +32,19 @@ enum class Fault {
   l2_eps_added,            ///< l2_normalize / scale_norm: x / (||x|| + eps) instead of x / max(||x||, eps)
   ada_broadcast_over_batch,///< ada_*: scale/shift/gate row chosen by the token index (mod B), i.e. broadcast over the batch
   qk_norm_across_heads,    ///< qk_norm: q/k statistics over all heads of a token (H * d_k values) instead of per head
+  // Backward faults (backward_mutants.cpp), run on backward problems only:
+  dgamma_wrong_axis,       ///< layer_norm/rms_norm: dgamma summed over the normalized axis (per row) instead of over the rows
+  ln_dx_no_mean_term,      ///< layer_norm: dx = rstd (g dy - n mean(g dy n)), the - mean(g dy) term left out
+  bn_backward_constant_stats,///< batch_norm training: dx = g dy / D, the batch statistics' dependence on x ignored
 };
 
-/// Whether mutant f has a kernel for op (the row faults: layer_norm, rms_norm; each family
-/// fault: the ops it names). The backend reports other ops as SKIPPED.
+/// Whether mutant f has a forward kernel for op (the row faults: layer_norm, rms_norm; each
+/// family fault: the ops it names; the backward faults: none). The backend reports other ops
+/// as SKIPPED.
 bool supports(Fault f, Op op) noexcept;
+/// Whether mutant f runs problem p: a forward problem iff supports(f, p.op); a backward one
+/// iff f is a backward fault written for p.op (backward_mutants.cpp).
+bool supports(Fault f, const Problem& p) noexcept;
 
 std::string_view to_string(Fault) noexcept;
 std::string_view describe(Fault) noexcept;
@@ -52,6 +60,10 @@ namespace detail {
 bool is_family_fault(Fault f) noexcept;
 bool family_supports(Fault f, Op op) noexcept;
 Outputs run_family(Fault f, const Problem& p);
+/// The backward faults (backward_mutants.cpp).
+bool is_backward_fault(Fault f) noexcept;
+bool backward_supports(Fault f, Op op) noexcept;
+Outputs run_backward(Fault f, const Problem& p);
 }  // namespace detail
 
 }  // namespace normcheck::kernels::mutant
