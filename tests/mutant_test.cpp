@@ -61,6 +61,7 @@ TEST_CASE("bundled cases: each mutant fails the case aimed at its fault", "[muta
       {"tail_unnormalized", "layer_norm_random_f32_d17"},
       {"bn_biased_running_var", "bn_13_train_momentum1"},  // running_var 1 instead of 2
       {"bn_stats_over_batch_only", "bn_nchw_train"},
+      {"bn_eval_batch_stats", "bn_13_eval"},                // running var 2: [-0.707, 0.707], not [-1, 1]
       {"gn_interleaved_groups", "gn_two_groups"},
       {"l2_eps_added", "l2_clamped_below_eps"},
       {"ada_broadcast_over_batch", "adaln_tokens_and_batch"},

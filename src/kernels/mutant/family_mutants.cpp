@@ -67,7 +67,7 @@ Outputs batch_norm(Fault f, const Problem& p) {
     rv = p.inputs.at("running_var").to_doubles();
   }
   Tensor y(p.out_dtype, x.shape());
-  const bool batch_stats = c.training || !c.track_running_stats, update = c.training && c.track_running_stats;
+  const bool batch_stats = c.training || !c.track_running_stats || f == Fault::bn_eval_batch_stats, update = c.training && c.track_running_stats;
   std::int64_t tracked = c.num_batches_tracked;
   auto at = [&](std::int64_t s, std::int64_t i, std::int64_t ch, std::int64_t j) { return ((s * l.n + i) * l.c + ch) * l.spatial + j; };
   for (std::int64_t s = 0; s < l.steps; ++s) {
@@ -235,7 +235,8 @@ Outputs qk(Fault f, const Problem& p) {
 
 bool is_family_fault(Fault f) noexcept {
   switch (f) {
-    case Fault::bn_biased_running_var: case Fault::bn_stats_over_batch_only: case Fault::gn_interleaved_groups:
+    case Fault::bn_biased_running_var: case Fault::bn_stats_over_batch_only: case Fault::bn_eval_batch_stats:
+    case Fault::gn_interleaved_groups:
     case Fault::l2_eps_added: case Fault::ada_broadcast_over_batch: case Fault::qk_norm_across_heads:
       return true;
     default:
@@ -245,7 +246,8 @@ bool is_family_fault(Fault f) noexcept {
 
 bool family_supports(Fault f, Op op) noexcept {
   switch (f) {
-    case Fault::bn_biased_running_var: case Fault::bn_stats_over_batch_only: return op == Op::batch_norm;
+    case Fault::bn_biased_running_var: case Fault::bn_stats_over_batch_only: case Fault::bn_eval_batch_stats:
+      return op == Op::batch_norm;
     case Fault::gn_interleaved_groups: return op == Op::group_norm;
     case Fault::l2_eps_added: return op == Op::l2_normalize || op == Op::scale_norm;
     case Fault::ada_broadcast_over_batch: return op == Op::ada_layer_norm || op == Op::ada_rms_norm;

@@ -8,7 +8,7 @@ namespace normcheck::kernels::mutant {
 
 namespace {
 struct Entry { Fault f; std::string_view name, text; };
-constexpr std::array<Entry, 22> kFaults{{
+constexpr std::array<Entry, 23> kFaults{{
     {Fault::eps_outside_sqrt, "eps_outside_sqrt", "eps added outside the sqrt: x / (sqrt(v) + eps)"},
     {Fault::eps_missing, "eps_missing", "eps left out of the denominator"},
     {Fault::wrong_eps, "wrong_eps", "eps ten times too small (1e-6 for 1e-5)"},
@@ -24,6 +24,7 @@ constexpr std::array<Entry, 22> kFaults{{
     {Fault::tail_unnormalized, "tail_unnormalized", "last m mod 8 elements of each row left unnormalized"},
     {Fault::bn_biased_running_var, "bn_biased_running_var", "batch_norm running_var updated with the biased batch variance"},
     {Fault::bn_stats_over_batch_only, "bn_stats_over_batch_only", "batch_norm statistics over N only (spatial axes left out)"},
+    {Fault::bn_eval_batch_stats, "bn_eval_batch_stats", "batch_norm eval normalizes with batch statistics instead of running stats"},
     {Fault::gn_interleaved_groups, "gn_interleaved_groups", "group_norm groups of channels g, g+G, ... (non-contiguous)"},
     {Fault::l2_eps_added, "l2_eps_added", "l2_normalize/scale_norm x / (||x|| + eps) instead of clamping the norm"},
     {Fault::ada_broadcast_over_batch, "ada_broadcast_over_batch", "AdaLN/AdaRMS modulation indexed by token (broadcast over batch)"},

@@ -27,7 +27,8 @@ enum class Fault {
   tail_unnormalized,       ///< last m mod 8 elements of a row copied through
   // Family faults (family_mutants.cpp), each on its own op(s):
   bn_biased_running_var,   ///< batch_norm: running_var updated with the biased 1/m batch variance (eval then divides by it)
-  bn_stats_over_batch_only,///< batch_norm: statistics per (channel, position) over N only, the spatial axes left out
+  bn_stats_over_batch_only,
+  bn_eval_batch_stats,     ///< batch_norm eval (track_running_stats): normalizes with the batch's statistics, not the running ones///< batch_norm: statistics per (channel, position) over N only, the spatial axes left out
   gn_interleaved_groups,   ///< group_norm: group g holds channels g, g+G, g+2G... instead of the contiguous block
   l2_eps_added,            ///< l2_normalize / scale_norm: x / (||x|| + eps) instead of x / max(||x||, eps)
   ada_broadcast_over_batch,///< ada_*: scale/shift/gate row chosen by the token index (mod B), i.e. broadcast over the batch
