@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "cases/case.hpp"
+#include "cases/toml_fields.hpp"
 
 namespace normcheck {
 
@@ -101,50 +102,13 @@ std::vector<double> generate_uniform(std::int64_t n, double low, double high, st
 
 namespace {
 
-struct Ctx {
-  std::string file;
-  [[noreturn]] void fail(const toml::node* n, const std::string& field, const std::string& msg) const {
-    throw CaseError(file, n ? static_cast<int>(n->source().begin.line) : 0, field, msg);
-  }
-  [[noreturn]] void fail(int line, const std::string& field, const std::string& msg) const {
-    throw CaseError(file, line, field, msg);
-  }
-};
-
-int line_of(const toml::node* n) { return n ? static_cast<int>(n->source().begin.line) : 0; }
-
-void check_keys(const Ctx& c, const toml::table& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
-  for (auto& [k, v] : t) {
-    if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
-      c.fail(&v, where.empty() ? std::string(k.str()) : where + "." + std::string(k.str()),
-             fmt::format("unknown key '{}' (allowed: {})", k.str(), fmt::join(allowed, ", ")));
-  }
-}
-
-/// A number: TOML integer or float, or a string holding a C99 number ("0x1p-149",
-/// "nan", "-inf", "1e-40").
-double number(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_integer()) return static_cast<double>(v->get());
-  if (auto v = n.as_floating_point()) return v->get();
-  if (auto v = n.as_string()) {
-    const std::string& s = v->get();
-    char* end = nullptr;
-    const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end && *end == '\0') return d;
-    c.fail(&n, field, fmt::format("'{}' is not a number", s));
-  }
-  c.fail(&n, field, "expected a number");
-}
-
-std::string string_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_string()) return v->get();
-  c.fail(&n, field, "expected a string");
-}
-
-std::int64_t int_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_integer()) return v->get();
-  c.fail(&n, field, "expected an integer");
-}
+using Ctx = detail::TomlCtx;
+using detail::check_keys;
+using detail::int_of;
+using detail::line_of;
+using detail::number;
+using detail::string_of;
+using detail::bool_of;
 
 /// Largest tensor a case may hold: 2^28 elements (2 GiB as f64, the reference's working
 /// copies come on top), far above any bundled case; larger shapes are typos or attacks.
@@ -391,11 +355,6 @@ struct Layered {
 void check_keys(const Ctx& c, const Layered& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
   if (t.low) check_keys(c, *t.low, where, allowed);
   if (t.high) check_keys(c, *t.high, where, allowed);
-}
-
-bool bool_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_boolean()) return v->get();
-  c.fail(&n, field, "expected true or false");
 }
 
 /// Convention keys that only some ops use (spec/op.hpp Convention documents each).

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "cases/toml_fields.hpp"
+
 #include "cases/case.hpp"
 
 namespace normcheck::trace {
@@ -31,47 +33,12 @@ std::string_view to_string(Branch b) noexcept { return b == Branch::linear ? "li
 
 namespace {
 
-struct Ctx {
-  std::string file;
-  [[noreturn]] void fail(const toml::node* n, const std::string& field, const std::string& msg) const {
-    throw CaseError(file, n ? static_cast<int>(n->source().begin.line) : 1, field, msg);
-  }
-};
-
-void check_keys(const Ctx& c, const toml::table& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
-  for (auto& [k, v] : t)
-    if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
-      c.fail(&v, where.empty() ? std::string(k.str()) : where + "." + std::string(k.str()),
-             fmt::format("unknown key '{}' (allowed: {})", k.str(), fmt::join(allowed, ", ")));
-}
-
-double number(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_integer()) return static_cast<double>(v->get());
-  if (auto v = n.as_floating_point()) return v->get();
-  if (auto v = n.as_string()) {
-    const std::string& s = v->get();
-    char* end = nullptr;
-    const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end && *end == '\0') return d;
-    c.fail(&n, field, fmt::format("'{}' is not a number", s));
-  }
-  c.fail(&n, field, "expected a number");
-}
-
-std::string string_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_string()) return v->get();
-  c.fail(&n, field, "expected a string");
-}
-
-std::int64_t int_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto v = n.as_integer()) return v->get();
-  c.fail(&n, field, "expected an integer");
-}
-
-const toml::table& table_of(const Ctx& c, const toml::node& n, const std::string& field) {
-  if (auto t = n.as_table()) return *t;
-  c.fail(&n, field, "expected a table");
-}
+using Ctx = detail::TomlCtx;
+using detail::check_keys;
+using detail::int_of;
+using detail::number;
+using detail::string_of;
+using detail::table_of;
 
 std::int64_t positive(const Ctx& c, const toml::table& t, const char* key, const std::string& where, std::int64_t max) {
   const toml::node* n = t.get(key);

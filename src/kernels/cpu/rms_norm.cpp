@@ -9,47 +9,10 @@
 
 namespace normcheck::kernels::cpu {
 
-namespace {
-
-template <class A>
-void rms_norm_rows(const Problem& p, Tensor& y) {
-  using namespace detail;
-  const RowLayout l = row_layout(p);
-  const Tensor& x = p.x();
-  const AffineParams<A> aff(p);
-  const std::int64_t dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
-#pragma omp parallel if (l.rows * l.m > 32768)
-  {
-    std::vector<A> buf(static_cast<std::size_t>(l.m));
-#pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < l.rows; ++r) {
-      A* a = buf.data();
-      load_row(x, r * l.m, l.m, a);
-      A amax;
-      bool nonfinite;
-      scan_row(a, l.m, amax, nonfinite);
-      if (nonfinite) {
-        nan_row(a, l.m);
-      } else {
-        const double s = row_scale(static_cast<double>(amax), sizeof(A) == 4 ? 100 : 1000);
-        const A sa = static_cast<A>(s);
-        for (std::int64_t j = 0; j < l.m; ++j) a[j] *= sa;  // exact
-        const A ss = blocked_sum(a, l.m, [](A v) { return v * v; });
-        const A r_inv = static_cast<A>(inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv));
-        for (std::int64_t j = 0; j < l.m; ++j) a[j] *= r_inv;
-        aff.apply(a, l.m);
-      }
-      store_row(y, r * l.m, l.m, a);
-    }
-  }
-}
-
-}  // namespace
-
 void rms_norm_forward(const Problem& p, Outputs& out) {
   Tensor y(p.out_dtype, p.x().shape());
-  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) rms_norm_rows<double>(p, y);
-  else rms_norm_rows<float>(p, y);
+  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, false);
+  else detail::normalize_rows<float>(p, y, false);
   out["y"] = std::move(y);
 }
 

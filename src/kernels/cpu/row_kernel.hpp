@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -170,6 +171,46 @@ struct AffineParams {
 template <class A>
 void nan_row(A* buf, std::int64_t m) noexcept {
   for (std::int64_t j = 0; j < m; ++j) buf[j] = std::numeric_limits<A>::quiet_NaN();
+}
+
+/// The two-pass row kernel of layer_norm (center = true) and rms_norm (center = false),
+/// numerics in layer_norm.cpp / rms_norm.cpp: load, scan, scale by 2^-e, [subtract the
+/// blocked mean], blocked sum of squares, reciprocal denominator in binary64, affine, store.
+/// x viewed as [rows, m] (row_layout); y has x's shape and p.out_dtype.
+template <class A>
+void normalize_rows(const Problem& p, Tensor& y, bool center) {
+  const RowLayout l = row_layout(p);
+  const Tensor& x = p.x();
+  const AffineParams<A> aff(p);
+  const std::int64_t dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
+#pragma omp parallel if (l.rows * l.m > 32768)
+  {
+    std::vector<A> buf(static_cast<std::size_t>(l.m));
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < l.rows; ++r) {
+      A* a = buf.data();
+      load_row(x, r * l.m, l.m, a);
+      A amax;
+      bool nonfinite;
+      scan_row(a, l.m, amax, nonfinite);
+      if (nonfinite) {
+        nan_row(a, l.m);
+      } else {
+        const double s = row_scale(static_cast<double>(amax), sizeof(A) == 4 ? 100 : 1000);
+        const A sa = static_cast<A>(s);
+        for (std::int64_t j = 0; j < l.m; ++j) a[j] *= sa;  // exact
+        if (center) {
+          const A mu = blocked_sum(a, l.m, [](A v) { return v; }) / static_cast<A>(l.m);
+          for (std::int64_t j = 0; j < l.m; ++j) a[j] -= mu;
+        }
+        const A ss = blocked_sum(a, l.m, [](A v) { return v * v; });
+        const A r_inv = static_cast<A>(inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv));
+        for (std::int64_t j = 0; j < l.m; ++j) a[j] *= r_inv;
+        aff.apply(a, l.m);
+      }
+      store_row(y, r * l.m, l.m, a);
+    }
+  }
 }
 
 }  // namespace normcheck::kernels::cpu::detail
