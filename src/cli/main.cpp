@@ -19,6 +19,7 @@
 #include "report/side_by_side.hpp"
 #include "checks/runner.hpp"
 #include "cli/trace_compare.hpp"
+#include "report/merge.hpp"
 #include "report/report.hpp"
 #include "cli/probe_commands.hpp"
 #include "cli/zoo.hpp"
@@ -66,7 +67,7 @@ bool glob_match(const std::string& pat, const std::string& s) { return fnmatch(p
 
 struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
-  std::string format = "table", output, dump_dir, program = "normcheck";
+  std::string format = "table", output, dump_dir, program = "normcheck", shard;
   bool list = false, strict = false, no_color = false;
   double timeout = 60;
 };
@@ -108,6 +109,28 @@ int cmd_run(const RunArgs& a) {
       bool found = false;
       for (auto& c : cases) found = found || c.name == n;
       if (!found) return usage_error(fmt::format("--case {}: no such case in the selected files", n));
+    }
+  }
+  // Sharding (DESIGN.md "Scale"): --shard K/N, or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS as
+  // a CI matrix, a Kubernetes indexed Job or a Slurm array sets them; K is 0-based. Case i
+  // of the selection (files sorted, cases in file order) runs on shard i mod N. A shard may
+  // be empty (more shards than cases): that is not an error.
+  {
+    std::string spec = a.shard;
+    const char* gi = std::getenv("GTEST_SHARD_INDEX");
+    const char* gn = std::getenv("GTEST_TOTAL_SHARDS");
+    if (spec.empty() && gi && gn && *gi && *gn) spec = fmt::format("{}/{}", gi, gn);
+    if (!spec.empty()) {
+      long k = -1, n = 0;
+      char slash = 0, extra = 0;
+      if (std::sscanf(spec.c_str(), "%ld%c%ld%c", &k, &slash, &n, &extra) != 3 || slash != '/' || n < 1 || k < 0 || k >= n)
+        return usage_error(fmt::format("--shard '{}': expected K/N with 0 <= K < N (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)", spec));
+      std::vector<nc::Case> mine;
+      for (std::size_t i = 0; i < cases.size(); ++i)
+        if (static_cast<long>(i % static_cast<std::size_t>(n)) == k) mine.push_back(std::move(cases[i]));
+      cases = std::move(mine);
+      if (const char* status = std::getenv("GTEST_SHARD_STATUS_FILE"); status && *status)  // gtest protocol: "I shard"
+        if (std::FILE* sf = std::fopen(status, "w")) std::fclose(sf);
     }
   }
   if (a.list) {
@@ -241,6 +264,7 @@ int main(int argc, char** argv) {
   run->add_option("--output,-o", ra.output, "write the report to this file (atomically)");
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
   run->add_flag("--list", ra.list, "list the selected cases and exit");
+  run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");
   run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
   run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")
@@ -248,6 +272,13 @@ int main(int argc, char** argv) {
   run->get_option("--format")->description("table | json | junit | side-by-side (one column per backend)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
+
+  std::vector<std::string> merge_paths;
+  std::string merge_format = "table", merge_output;
+  auto* merge = app.add_subcommand("merge", "join the JSON reports of several runs (e.g. one per --shard) into one report");
+  merge->add_option("reports", merge_paths, "JSON reports written by normcheck run --format json")->required();
+  merge->add_option("--format", merge_format, "table | json");
+  merge->add_option("--output,-o", merge_output, "write the merged report to this file (atomically)");
 
   std::vector<std::string> golden_paths;
   bool golden_update = false;
@@ -280,6 +311,26 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ra);
     if (int rc = nc::cli::run_trace_compare(tc); rc >= 0) return rc;
     if (*golden) return cmd_golden(golden_paths, golden_update);
+    if (*merge) {
+      if (merge_format != "table" && merge_format != "json")
+        return usage_error(fmt::format("merge --format: unknown '{}' (table | json)", merge_format));
+      nlohmann::json merged;
+      try {
+        merged = nc::merge_reports(merge_paths);
+      } catch (const std::runtime_error& e) {
+        return usage_error(e.what());
+      }
+      const std::string text = merge_format == "json" ? merged.dump(2) + "\n" : nc::format_report_table(merged);
+      if (merge_output.empty()) fmt::print("{}", text);
+      else {
+        try {
+          nc::write_atomically(merge_output, text);
+        } catch (const std::exception& e) {
+          return usage_error(e.what());
+        }
+      }
+      return merged["summary"]["exit_code"].get<int>();
+    }
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
       return kOk;

@@ -90,5 +90,24 @@ expect "golden tampered" 1 "$nc" golden "$tmp/g/cases/w.toml"
 contains "golden names the case" "$tmp/out" 'MISMATCH .*w.toml ln_[0-9_]+: output y differs .* first at flat index 0'
 expect "golden outside cases/" 2 "$nc" golden "$tmp/bad.toml"
 
+# Sharding and merge: two shards cover the selection exactly once and merge into the
+# single run's report; a failing shard makes the merged exit code 1.
+expect "shard 0/2" 0 "$nc" run cases/layer_norm --shard 0/2 --format json --output "$tmp/s0.json"
+expect "shard 1/2 from GTEST_*" 0 env GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 "$nc" run cases/layer_norm --format json --output "$tmp/s1.json"
+expect "unsharded" 0 "$nc" run cases/layer_norm --format json --output "$tmp/s.json"
+expect "merge" 0 "$nc" merge "$tmp/s0.json" "$tmp/s1.json" --format json --output "$tmp/m.json"
+expect "merged equals the single run" 0 python3 -c "
+import json
+s, m = json.load(open('$tmp/s.json')), json.load(open('$tmp/m.json'))
+assert sorted((c['case'], c['backend']) for c in s['cases']) == sorted((c['case'], c['backend']) for c in m['cases'])
+k = lambda r: (r['layer'], r['backend'], r['dtype'])
+assert {k(r): r['max_stab'] for r in s['layers']} == {k(r): r['max_stab'] for r in m['layers']}
+assert m['summary']['exit_code'] == 0"
+expect "bad shard" 2 "$nc" run --shard 2/2
+expect "failing shard" 1 "$nc" run "$w" --backend mutant:no_sqrt --format json --output "$tmp/f.json"
+expect "merge keeps the failure" 1 "$nc" merge "$tmp/s0.json" "$tmp/f.json"
+contains "merged failure has its rerun line" "$tmp/out" "rerun: .*--backend mutant:no_sqrt"
+expect "merge of a non-report" 2 "$nc" merge "$w"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
