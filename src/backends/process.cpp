@@ -103,13 +103,6 @@ class CmdBackend final : public detail::IsolatedBackend {
  protected:
   detail::Evaluation evaluate(const Problem& p) override {
     detail::Evaluation e;
-    // The request carries the fields of these ops' conventions (instance_norm has no others);
-    // TODO(families): see the request below for the rest.
-    if (p.op != Op::layer_norm && p.op != Op::rms_norm && p.op != Op::instance_norm) {
-      e.kind = detail::Evaluation::Kind::skip;
-      e.message = fmt::format("cmd: protocol 1 does not send the convention fields of {} yet", to_string(p.op));
-      return e;
-    }
     if (!child_ || !child_->alive()) {
       try {
         start();
@@ -132,10 +125,17 @@ class CmdBackend final : public detail::IsolatedBackend {
                          {"affine", std::string(to_string(p.conv.affine))},
                          {"normalized_shape", p.conv.normalized_shape},
                          {"acc_dtype", std::string(dtype_name(p.conv.acc_dtype))}};
-    // TODO(families): once the op families land, send their Convention fields here under the
-    // same names (num_groups, momentum, num_batches_tracked, training, track_running_stats,
-    // sequence, axes, gated, qk_form) and request every output of output_shapes(p); the
-    // adapters in tools/adapters already read them.
+    // The families' fields, under the case-file names (README "Ops, their inputs, outputs and
+    // convention keys"); momentum null = the cumulative average.
+    req["convention"]["num_groups"] = p.conv.num_groups;
+    req["convention"]["momentum"] = p.conv.momentum ? json(*p.conv.momentum) : json(nullptr);
+    req["convention"]["num_batches_tracked"] = p.conv.num_batches_tracked;
+    req["convention"]["training"] = p.conv.training;
+    req["convention"]["track_running_stats"] = p.conv.track_running_stats;
+    req["convention"]["sequence"] = p.conv.sequence;
+    req["convention"]["axes"] = p.conv.axes;
+    req["convention"]["gated"] = p.conv.gated;
+    req["convention"]["qk_form"] = std::string(to_string(p.conv.qk_form));
     try {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
@@ -148,9 +148,12 @@ class CmdBackend final : public detail::IsolatedBackend {
       e.message = fmt::format("cmd: writing the inputs failed: {}", ex.what());
       return e;
     }
-    const fs::path yf = dir_ / fmt::format("{}_y.npy", id);
-    files.push_back(yf);
-    req["outputs"]["y"] = {{"path", yf.string()}, {"dtype", std::string(dtype_name(p.out_dtype))}, {"shape", p.x().shape()}};
+    // Every output the op defines (y; running stats, h, q_hat/k_hat...), each a file to write.
+    for (const auto& [oname, oshape] : output_shapes(p)) {
+      const fs::path of = dir_ / fmt::format("{}_out_{}.npy", id, oname);
+      files.push_back(of);
+      req["outputs"][oname] = {{"path", of.string()}, {"dtype", std::string(dtype_name(p.out_dtype))}, {"shape", oshape}};
+    }
     json rep;
     try {
       const auto deadline = detail::Clock::now() + timeout();

@@ -230,7 +230,21 @@ def batch_norm(req, inputs):
     if not training and not track:
         training = True  # no running stats: eval also normalizes with batch statistics
     if training:
-        return _channel_op(req, inputs, "BatchNormalization", 15, {"training_mode": 1})
+        # Batch statistics only (no running stats to report): BatchNormalization-15 still takes
+        # input_mean/input_var (5 inputs); with training_mode = 1 they only feed the running
+        # outputs, which are not requested, so zeros and ones stand in.
+        cc, dt = _common(req, inputs, "BatchNormalization")
+        x = _x(inputs, dt)
+        affine = cc.get("affine", "none")
+        cshape = (x.shape[1],)
+        eps = _epsilon(cc, req["out_dtype"])
+        names = ["X", "Scale", "B", "mean", "var"]
+        node = helper.make_node("BatchNormalization", names, ["Y", "running_mean_out", "running_var_out"], epsilon=eps,
+                                training_mode=1)  # training mode must name all 3 outputs
+        sess = _session(("bn_batch_stats", dt, x.shape, eps, affine), [node], names, ["Y"], dt, 15)
+        feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, cshape, affine), "B": _param(inputs, "beta", dt, cshape, affine),
+                 "mean": np.zeros(cshape, dtype=x.dtype), "var": np.ones(cshape, dtype=x.dtype)}
+        return {"y": (_run(sess, feeds, dt)[0], dt)}
     # eval with running statistics: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta
     cc, dt = _common(req, inputs, "BatchNormalization")
     x = _x(inputs, dt)
