@@ -267,8 +267,15 @@ int main(int argc, char** argv) {
   run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");
   run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
   run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
-  run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")
-      ->check(CLI::PositiveNumber);
+  run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60; > 0, <= 86400)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            if (s.empty() || *end != '\0' || !(v > 0) || !(v <= 86400)) return "must be a number of seconds in (0, 86400]";
+            return "";
+          },
+          "SECONDS"));
   run->get_option("--format")->description("table | json | junit | side-by-side (one column per backend)");
 
   auto* backends = app.add_subcommand("backends", "list built-in backends");
@@ -315,12 +322,13 @@ int main(int argc, char** argv) {
       if (merge_format != "table" && merge_format != "json")
         return usage_error(fmt::format("merge --format: unknown '{}' (table | json)", merge_format));
       nlohmann::json merged;
-      try {
+      std::string text;
+      try {  // a report whose fields have other types than format_json writes is bad input too
         merged = nc::merge_reports(merge_paths);
-      } catch (const std::runtime_error& e) {
-        return usage_error(e.what());
+        text = merge_format == "json" ? merged.dump(2) + "\n" : nc::format_report_table(merged);
+      } catch (const std::exception& e) {
+        return usage_error(fmt::format("merge: {}", e.what()));
       }
-      const std::string text = merge_format == "json" ? merged.dump(2) + "\n" : nc::format_report_table(merged);
       if (merge_output.empty()) fmt::print("{}", text);
       else {
         try {

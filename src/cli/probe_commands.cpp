@@ -82,7 +82,7 @@ int run_probe(const ProbeCommands& c) {
   } else {
     ops = c.all_mutants ? std::vector<Op>{Op::layer_norm, Op::rms_norm} : std::vector<Op>{Op::layer_norm};
   }
-  if (c.d < 16 || c.d % 2) return bad(fmt::format("probe --d: must be even and >= 16, got {}", c.d));
+  if (c.d < 16 || c.d % 2 || c.d > 65536) return bad(fmt::format("probe --d: must be even, >= 16 and <= 65536, got {}", c.d));
   if (!(c.eps >= 0) || !std::isfinite(c.eps)) return bad(fmt::format("probe --eps: must be finite and >= 0, got {}", c.eps));
   std::vector<std::string> names;
   if (c.all_mutants) {
@@ -126,6 +126,9 @@ int run_probe(const ProbeCommands& c) {
       std::unique_ptr<Backend> b;
       try {
         b = make_backend(n);
+      } catch (const BackendError& e) {  // the backend exists but could not start: exit 3, as in run
+        fmt::print(stderr, "normcheck: probe --backend {}: {}\n", n, e.what());
+        return kBackend;
       } catch (const std::exception& e) {
         return bad(fmt::format("probe --backend {}: {}", n, e.what()));
       }
@@ -161,7 +164,7 @@ int run_compare(const ProbeCommands& c) {
   const auto dt = dtype_arg(c.c_dtype);
   if (!dt) return bad(fmt::format("compare-eps --dtype: unknown dtype '{}' (f64 | f32 | f16 | bf16)", c.c_dtype));
   o.dtype = *dt;
-  if (c.c_d < 2 || c.c_d % 2) return bad(fmt::format("compare-eps --d: must be even and >= 2, got {}", c.c_d));
+  if (c.c_d < 2 || c.c_d % 2 || c.c_d > 65536) return bad(fmt::format("compare-eps --d: must be even, >= 2 and <= 65536, got {}", c.c_d));
   o.d = c.c_d;
   if (!c.means.empty()) o.means = c.means;
   for (double m : o.means)

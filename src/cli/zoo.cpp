@@ -47,6 +47,10 @@ std::optional<int> run_zoo_command(const ZooCommand& z) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
   }
+  if (cases.empty()) {  // no case cannot kill anything: not a verdict on the mutants
+    fmt::print(stderr, "normcheck: zoo: no case files (*.toml) found\n");
+    return 2;
+  }
   // One run with every mutant: the reference is evaluated once per case and shared.
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& m : mutant_names()) backends.push_back(make_backend("mutant:" + m));

@@ -191,9 +191,11 @@ Dump recompute(const Dump& a, Backend& backend) {
   b.label = backend.name() + "(recomputed)";
   std::set<std::string> layers;
   for (auto& [name, t] : a.tensors) layers.insert(split_layer_name(name).first);
+  std::size_t recomputed = 0;
   for (auto& layer : layers) {
     auto p = layer_problem(a, layer);
     if (!p) continue;
+    ++recomputed;
     if (auto why = backend.unsupported(*p, {})) throw BackendError(fmt::format("layer {}: {}", layer, *why));
     Outputs o = backend.run(*p, {});
     auto it = o.find("y");
@@ -203,6 +205,8 @@ Dump recompute(const Dump& a, Backend& backend) {
     b.tensors[layer + ".output"] = it->second;
     b.origin[layer + ".output"] = b.label;
   }
+  if (recomputed == 0)
+    throw std::invalid_argument(fmt::format("{}: no layer has <layer>.input (and its parameters): nothing to recompute", a.label));
   return b;
 }
 
@@ -293,6 +297,7 @@ CompareResult compare_dumps(const Dump& a, const Dump& b, double tol) {
         lc.differs = lc.differs || lc.tensors.back().differs;
       } else {
         (ia ? lc.only_a : lc.only_b).push_back(n);
+        lc.differs = true;  // a tensor missing on one side: the dumps are not the same
       }
     }
     // The exact reference of each side's own input, when A or B describes the layer.

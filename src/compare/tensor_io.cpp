@@ -48,7 +48,13 @@ Tensor read_npy(const std::string& path) {
   else if (ts == "<f8") t = DType::f64;
   else throw DumpError(path, 0, "descr", fmt::format("dtype '{}' not read (<f2 | <f4 | <f8; bf16 goes in .safetensors)", ts));
   Shape s(f.m_shape.begin(), f.m_shape.end());
-  Tensor out(t, s);
+  Tensor out = [&] {
+    try {
+      return Tensor(t, s);
+    } catch (const std::exception& e) {
+      throw DumpError(path, 0, "shape", e.what());
+    }
+  }();
   if (out.nbytes() != f.m_n_bytes)
     throw DumpError(path, 0, "data", fmt::format("{} bytes for shape {} of {}", f.m_n_bytes, shape_str(s), ts));
   if (!in) throw DumpError(path, 0, "data", "file is shorter than its header says");

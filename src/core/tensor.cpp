@@ -1,5 +1,7 @@
 #include "core/tensor.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -23,7 +25,16 @@ std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i) {
 }
 
 Tensor::Tensor(DType t, Shape s) : dtype_(t), shape_(std::move(s)) {
-  bytes_.resize(static_cast<std::size_t>(numel(shape_)) * format_info(t).bytes);
+  // Shapes come from files (case files, .npy/.safetensors headers, workers): check them here,
+  // once, for every reader. 2^36 elements (512 GiB of f64) is beyond any machine this runs on.
+  constexpr std::int64_t kMax = std::int64_t{1} << 36;
+  std::int64_t n = 1;
+  for (auto d : shape_) {
+    if (d < 0) throw std::length_error(fmt::format("shape {} has a negative dimension", shape_str(shape_)));
+    if (d != 0 && n > kMax / d) throw std::length_error(fmt::format("shape {} has more than 2^36 elements", shape_str(shape_)));
+    n *= d;
+  }
+  bytes_.resize(static_cast<std::size_t>(n) * format_info(t).bytes);
 }
 
 double Tensor::get(std::int64_t i) const noexcept {

@@ -28,6 +28,8 @@ std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i);
 class Tensor {
  public:
   Tensor() = default;
+  /// Throws std::length_error for a negative dimension or more than 2^36 elements
+  /// (std::bad_alloc when the memory is not there).
   Tensor(DType t, Shape s);
 
   DType dtype() const noexcept { return dtype_; }

@@ -1,8 +1,10 @@
 #include "report/merge.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -34,6 +36,8 @@ nlohmann::json number_json(double v) {
 nlohmann::json merge_reports(const std::vector<std::string>& paths) {
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) throw std::runtime_error(fmt::format("{}: not a readable file", path));
     std::ifstream f(path);
     if (!f) throw std::runtime_error(fmt::format("{}: cannot read", path));
     nlohmann::json j;
@@ -45,9 +49,23 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
     if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
       throw std::runtime_error(fmt::format("{}: not a normcheck JSON report (no \"cases\" array)", path));
     for (auto& c : j["cases"]) {
+      if (!c.is_object()) throw std::runtime_error(fmt::format("{}: a case entry is not an object", path));
       for (const char* k : {"case", "layer", "op", "dtype", "backend", "status"})
         if (!c.contains(k) || !c[k].is_string())
           throw std::runtime_error(fmt::format("{}: a case entry lacks the string field \"{}\"", path, k));
+      static const std::set<std::string> kStatuses{"PASSED", "FAILED", "SKIPPED", "MISTRUSTED", "ERROR"};
+      if (!kStatuses.count(c["status"].get<std::string>()))
+        throw std::runtime_error(fmt::format("{}: case {} has the unknown status \"{}\"", path, c["case"].get<std::string>(),
+                                             c["status"].get<std::string>()));
+      if (c.contains("metrics")) {
+        const auto& m = c["metrics"];
+        bool ok = m.is_object();
+        for (const char* k : {"abs", "ulp", "stab"})
+          ok = ok && m.contains(k) && m[k].is_object() && m[k].contains("value") && (m[k]["value"].is_number() || m[k]["value"].is_string());
+        if (!ok) throw std::runtime_error(fmt::format("{}: case {} has malformed metrics", path, c["case"].get<std::string>()));
+      }
+      if (c.contains("checks") && !c["checks"].is_array())
+        throw std::runtime_error(fmt::format("{}: case {} has malformed checks", path, c["case"].get<std::string>()));
       cases.push_back(c);
     }
   }

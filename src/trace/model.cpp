@@ -135,6 +135,14 @@ Model parse_model_file(const std::string& path) {
   m.d = positive(c, mt, "d", "model", 1 << 16);
   m.tokens = positive(c, mt, "tokens", "model", 1 << 12);
   m.blocks = positive(c, mt, "blocks", "model", 1024);
+  // The stack holds d x d linear maps per block and tokens x d activations per site (in
+  // float, plus the reference's copies): bound the whole so a model file cannot ask for
+  // more memory than a workstation has.
+  if (static_cast<std::int64_t>(m.d) * m.d * m.blocks > (std::int64_t{1} << 28) ||
+      static_cast<std::int64_t>(m.tokens) * m.d > (std::int64_t{1} << 22))
+    c.fail(mt.get("d"), "model.d",
+           fmt::format("d = {}, tokens = {}, blocks = {} is too large (d^2 * blocks <= 2^28, tokens * d <= 2^22)", m.d, m.tokens,
+                       m.blocks));
   if (auto e = mt.get("placement")) {
     const std::string s = string_of(c, *e, "model.placement");
     auto p = parse_placement(s);

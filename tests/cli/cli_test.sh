@@ -109,5 +109,38 @@ expect "merge keeps the failure" 1 "$nc" merge "$tmp/s0.json" "$tmp/f.json"
 contains "merged failure has its rerun line" "$tmp/out" "rerun: .*--backend mutant:no_sqrt"
 expect "merge of a non-report" 2 "$nc" merge "$w"
 
+# Inputs that once passed or crashed (second attack): each is now an error or a failure.
+expect "report for merge" 0 "$nc" run "$w" --backend cpu --format json --output "$tmp/r.json"
+python3 -c "
+import json
+j = json.load(open('$tmp/r.json'))
+j['cases'][0]['status'] = 'WEIRD'; json.dump(j, open('$tmp/weird.json', 'w'))
+j['cases'][0]['status'] = 'PASSED'; j['cases'][0]['metrics'] = 5; json.dump(j, open('$tmp/badm.json', 'w'))"
+expect "merge: unknown status" 2 "$nc" merge "$tmp/r.json" "$tmp/weird.json"
+expect "merge: malformed metrics" 2 "$nc" merge "$tmp/r.json" "$tmp/badm.json"
+expect "merge: a folder" 2 "$nc" merge "$tmp"
+mkdir -p "$tmp/empty"
+expect "zoo: no cases" 2 "$nc" zoo "$tmp/empty" --no-probe
+expect "timeout nan" 2 "$nc" run "$w" --timeout nan
+expect "timeout huge" 2 "$nc" run "$w" --timeout 1e300
+expect "probe: huge d" 2 "$nc" probe --backend reference --d 2000000000
+if python3 -c "import numpy" 2>/dev/null; then
+  mkdir -p "$tmp/da" "$tmp/db" "$tmp/dl"
+  python3 - "$tmp" <<'PY'
+import sys
+import numpy as np
+t = sys.argv[1]
+np.save(f"{t}/da/a.npy", np.ones((2, 3), np.float32))
+np.save(f"{t}/db/b.npy", np.ones((2, 3), np.float32))
+# A header that claims 2^64 elements over 24 bytes of data.
+h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"
+h += b" " * (64 - 10 - len(h) - 1) + b"\n"
+open(f"{t}/dl/a.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + b"\0" * 24)
+PY
+  expect "compare: no names in common" 1 "$nc" compare "$tmp/da" "$tmp/db"
+  expect "compare: nothing to recompute" 2 "$nc" compare "$tmp/da" --backend cpu
+  expect "compare: lying npy header" 2 "$nc" compare "$tmp/da" "$tmp/dl"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
