@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,22 +16,25 @@ LabeledConvention parse_convention_spec(const std::string& spec) {
   LabeledConvention lc;
   lc.label = spec;
   bool has_eps = false;
+  std::set<std::string> seen;
   std::size_t a = 0;
   while (a < spec.size()) {
     std::size_t b = spec.find(',', a);
     if (b == std::string::npos) b = spec.size();
     const std::string kv = spec.substr(a, b - a);
     a = b + 1;
-    if (kv.empty()) continue;
+    if (kv.empty()) throw std::invalid_argument(fmt::format("empty item in '{}'", spec));
     const std::size_t eq = kv.find('=');
     if (eq == std::string::npos)
       throw std::invalid_argument(fmt::format("'{}' in '{}' is not key=value (keys: eps, placement, variance)", kv, spec));
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (!seen.insert(k == "eps_placement" ? "placement" : k).second)
+      throw std::invalid_argument(fmt::format("key '{}' given twice in '{}'", k, spec));
     if (k == "eps") {
       char* end = nullptr;
       const double e = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(e >= 0) || !std::isfinite(e))
-        throw std::invalid_argument(fmt::format("eps '{}' in '{}' is not a finite number >= 0", v, spec));
+      if (v.empty() || *end != '\0' || !(e >= 0) || !(e <= 1e10))
+        throw std::invalid_argument(fmt::format("eps '{}' in '{}' is not a number in [0, 1e10] (the sweep covers variances 1e-14..1e4)", v, spec));
       lc.conv.eps = e;
       has_eps = true;
     } else if (k == "placement" || k == "eps_placement") {

@@ -1,5 +1,6 @@
 #include "cli/probe_commands.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -83,7 +84,9 @@ int run_probe(const ProbeCommands& c) {
     ops = c.all_mutants ? std::vector<Op>{Op::layer_norm, Op::rms_norm} : std::vector<Op>{Op::layer_norm};
   }
   if (c.d < 16 || c.d % 2 || c.d > 65536) return bad(fmt::format("probe --d: must be even, >= 16 and <= 65536, got {}", c.d));
-  if (!(c.eps >= 0) || !std::isfinite(c.eps)) return bad(fmt::format("probe --eps: must be finite and >= 0, got {}", c.eps));
+  // The eps sweep spans variances 1e-14..1e2: an eps above 1 leaves no variance range where
+  // eps does not dominate, and the fits (and the findings) would be meaningless.
+  if (!(c.eps >= 0) || !(c.eps <= 1)) return bad(fmt::format("probe --eps: must be in [0, 1], got {}", c.eps));
   std::vector<std::string> names;
   if (c.all_mutants) {
     if (!c.backend.empty()) return bad("probe: give either --backend or --all-mutants, not both");
@@ -167,8 +170,9 @@ int run_compare(const ProbeCommands& c) {
   if (c.c_d < 2 || c.c_d % 2 || c.c_d > 65536) return bad(fmt::format("compare-eps --d: must be even, >= 2 and <= 65536, got {}", c.c_d));
   o.d = c.c_d;
   if (!c.means.empty()) o.means = c.means;
-  for (double m : o.means)
-    if (!std::isfinite(m)) return bad("compare-eps --means: every mean must be finite");
+  for (double m : o.means)  // rows of mean m and std up to 1e2 must stay finite in the dtype
+    if (!std::isfinite(m) || std::fabs(m) > format_info(o.dtype).max_finite / 1e3)
+      return bad(fmt::format("compare-eps --means: {} is not finite or too large for {}", m, dtype_name(o.dtype)));
   std::vector<LabeledConvention> convs;
   for (const auto& s : c.convs) {
     try {

@@ -124,6 +124,10 @@ expect "zoo: no cases" 2 "$nc" zoo "$tmp/empty" --no-probe
 expect "timeout nan" 2 "$nc" run "$w" --timeout nan
 expect "timeout huge" 2 "$nc" run "$w" --timeout 1e300
 expect "probe: huge d" 2 "$nc" probe --backend reference --d 2000000000
+expect "probe: eps beyond the sweep" 2 "$nc" probe --backend reference --eps 1e300
+expect "compare-eps: a key twice" 2 "$nc" compare-eps --conv "eps=1e-5,eps=1e-6" --conv eps=1e-5
+expect "compare-eps: eps 1e300" 2 "$nc" compare-eps --conv eps=1e300 --conv eps=1e-5
+expect "compare-eps: mean beyond f32" 2 "$nc" compare-eps --conv eps=1e-5 --conv eps=1e-5,placement=outside_sqrt --means 1e300
 if python3 -c "import numpy" 2>/dev/null; then
   mkdir -p "$tmp/da" "$tmp/db" "$tmp/dl"
   python3 - "$tmp" <<'PY'
