@@ -2,7 +2,7 @@
 // reference.cpp (working_bits() over every input, dy included).
 #include "reference/backward.hpp"
 
-#include <boost/multiprecision/mpfr.hpp>
+#include "reference/precision.hpp"
 #include <fmt/format.h>
 
 #include "reference/ada_norm_backward.hpp"
@@ -14,12 +14,6 @@
 namespace normcheck::reference::detail {
 
 namespace {
-
-namespace mp = boost::multiprecision;
-using mp256 = mp::number<mp::mpfr_float_backend<78>, mp::et_off>;
-using mp512 = mp::number<mp::mpfr_float_backend<155>, mp::et_off>;
-using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
-using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
 
 template <class T>
 ExactOutputs evaluate(const Problem& p) {
@@ -38,11 +32,7 @@ ExactOutputs evaluate(const Problem& p) {
 
 ExactOutputs evaluate_backward_exact(const Problem& p) {
   validate(p);
-  const int bits = working_bits(p);
-  if (bits <= 256) return evaluate<mp256>(p);
-  if (bits <= 512) return evaluate<mp512>(p);
-  if (bits <= 1024) return evaluate<mp1024>(p);
-  return evaluate<mp2304>(p);
+  return at_working_precision(p, [&](auto t) { return evaluate<typename decltype(t)::type>(p); });
 }
 
 ExactOutputs evaluate_backward_double(const Problem& p) {

@@ -1,4 +1,5 @@
 #include "reference/families.hpp"
+#include "reference/precision.hpp"
 
 #include <algorithm>
 
@@ -14,13 +15,6 @@
 namespace normcheck::reference::detail {
 
 namespace {
-
-namespace mp = boost::multiprecision;
-// The number types of reference.cpp: >= 256, 512, 1024, 2304 bits (working_bits()).
-using mp256 = mp::number<mp::mpfr_float_backend<78>, mp::et_off>;
-using mp512 = mp::number<mp::mpfr_float_backend<155>, mp::et_off>;
-using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
-using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
 
 template <class T>
 ExactOutputs evaluate(const Problem& p) {
@@ -39,11 +33,7 @@ ExactOutputs evaluate(const Problem& p) {
 
 ExactOutputs evaluate_family_exact(const Problem& p) {
   validate(p);
-  const int bits = working_bits(p);
-  if (bits <= 256) return evaluate<mp256>(p);
-  if (bits <= 512) return evaluate<mp512>(p);
-  if (bits <= 1024) return evaluate<mp1024>(p);
-  return evaluate<mp2304>(p);
+  return at_working_precision(p, [&](auto t) { return evaluate<typename decltype(t)::type>(p); });
 }
 
 ExactOutputs evaluate_family_double(const Problem& p) {

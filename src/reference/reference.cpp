@@ -4,7 +4,7 @@
 #include <climits>
 #include <cmath>
 
-#include <boost/multiprecision/mpfr.hpp>
+#include "reference/precision.hpp"
 
 #include "reference/backward.hpp"
 #include "reference/families.hpp"
@@ -12,13 +12,7 @@
 
 namespace normcheck::reference {
 
-namespace mp = boost::multiprecision;
-// Digits10 for >= 256, 512, 1024, 2304 bits (bits ~ 3.3219 * digits10 + 1).
-using mp256 = mp::number<mp::mpfr_float_backend<78>, mp::et_off>;
-using mp512 = mp::number<mp::mpfr_float_backend<155>, mp::et_off>;
-using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
-
-using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
+using detail::at_working_precision;
 
 int working_bits(const Problem& p) {
   // Over every input (x, parameters, modulations, running stats): the widest exponent range
@@ -87,11 +81,7 @@ ExactOutputs evaluate_exact(const Problem& p) {
   validate(p);
   if (p.conv.direction == Direction::backward) return detail::evaluate_backward_exact(p);
   if (p.op != Op::layer_norm && p.op != Op::rms_norm) return detail::evaluate_family_exact(p);
-  const int bits = working_bits(p);
-  if (bits <= 256) return evaluate_rows<mp256>(p);
-  if (bits <= 512) return evaluate_rows<mp512>(p);
-  if (bits <= 1024) return evaluate_rows<mp1024>(p);
-  return evaluate_rows<mp2304>(p);
+  return at_working_precision(p, [&](auto t) { return evaluate_rows<typename decltype(t)::type>(p); });
 }
 
 ExactOutputs evaluate_double(const Problem& p) {
