@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/mutant/mutants.hpp"
+#include "reference/row_norm.hpp"
 
 namespace normcheck::kernels::mutant::detail {
 
@@ -12,16 +13,8 @@ namespace {
 
 using Wide = long double;
 
-Wide denom(Wide v, const Convention& c) {
-  const Wide eps = c.eps;
-  switch (c.eps_placement) {
-    case EpsPlacement::inside_sqrt: return std::sqrt(v + eps);
-    case EpsPlacement::outside_sqrt: return std::sqrt(v) + eps;
-    case EpsPlacement::clamp_var: return std::sqrt(std::fmax(v, eps));
-    case EpsPlacement::clamp_norm: return std::fmax(std::sqrt(v), eps);
-  }
-  return std::sqrt(v + eps);
-}
+/// The convention's denominator D(v): the reference's one definition (reference/row_norm.hpp).
+Wide denom(Wide v, const Convention& c) { return reference::denominator<Wide>(v, c); }
 
 /// Normalizes v in place: (v - [center] mu) / D(sum (v - mu)^2 / dof); NaN/inf -> NaN.
 /// Returns the mean and the centered sum of squares.
