@@ -152,12 +152,17 @@ class OneDnnBackend final : public Backend {
 
 #else  // built without oneDNN
 
+#ifndef NORMCHECK_ONEDNN_REASON
+#define NORMCHECK_ONEDNN_REASON "oneDNN was not configured"
+#endif
+
 class OneDnnBackend final : public Backend {
  public:
+  static const char* reason() { return NORMCHECK_ONEDNN_REASON; }
   std::string name() const override { return "onednn"; }
-  std::string description() const override { return "oneDNN layer normalization (not built: libdnnl-dev was not found)"; }
+  std::string description() const override { return fmt::format("oneDNN layer normalization (not built: {})", reason()); }
   std::optional<std::string> unavailable() const override {
-    return "onednn unavailable: normcheck was built without oneDNN (install libdnnl-dev, rerun cmake)";
+    return fmt::format("onednn unavailable: normcheck was built without oneDNN ({}; install libdnnl-dev, rerun cmake)", reason());
   }
   std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return unavailable(); }
   Outputs run(const Problem&, const Recorded&) override { throw BackendError(*unavailable()); }
