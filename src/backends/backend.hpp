@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck {
 
 /// A backend could not run a problem it claimed to support (crash, bad output, library
 /// error). The runner reports it as ERROR and the exit code becomes 3.
-struct BackendError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct BackendError : Error {
+  explicit BackendError(const std::string& msg) : Error(kExitBackend, msg) {}
 };
 
 /// Outputs that other sources recorded for the same inputs (e.g. ONNX's stored
@@ -31,6 +32,10 @@ class Backend {
   virtual std::string name() const = 0;
   /// One line for `normcheck backends`.
   virtual std::string description() const = 0;
+  /// The backend's self-reported name and version, for reports: a worker's hello name, a
+  /// plugin's nc_plugin_name(), a library's version ("oneDNN 2.6.3"); built-in backends
+  /// give normcheck's version. Empty when the backend says nothing about itself.
+  virtual std::string identity() const { return {}; }
   /// Reason the backend cannot run at all on this machine (no device, library missing), or nullopt.
   virtual std::optional<std::string> unavailable() const { return std::nullopt; }
   /// Whether the backend has anything to say about this case at all. A recorded source

@@ -18,6 +18,7 @@ namespace {
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
+  std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override {
     return "normcheck CUDA kernels: layer/rms_norm (warp/block per row), group/instance_norm (block per group), "
            "batch_norm (block per channel + elementwise); two-pass, f32 accumulation (f64 for f64)";

@@ -64,6 +64,10 @@ class OneDnnBackend final : public Backend {
  public:
   OneDnnBackend() : eng_(dnnl::engine::kind::cpu, 0), stream_(eng_) {}
   std::string name() const override { return "onednn"; }
+  std::string identity() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return fmt::format("oneDNN {}.{}.{}", v->major, v->minor, v->patch);
+  }
   std::string description() const override {
     const dnnl_version_t* v = dnnl_version();
     return fmt::format("oneDNN {}.{}.{} layer_normalization_forward, CPU engine (f32, bf16)", v->major, v->minor, v->patch);

@@ -212,6 +212,7 @@ class PluginBackend final : public detail::IsolatedBackend {
     start();  // load errors surface now, before any case runs
   }
   std::string name() const override { return "plugin:" + spec_; }
+  std::string identity() const override { return plugin_name_; }
   std::string description() const override {
     return fmt::format("C-ABI plugin {}{} (in a worker process)", path_, plugin_name_.empty() ? "" : " [" + plugin_name_ + "]");
   }

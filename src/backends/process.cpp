@@ -68,14 +68,6 @@ bool executable(const std::string& prog) {
   return false;
 }
 
-/// `s` quoted for a POSIX shell when it needs it (so repro lines paste as they print).
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`;&|<>()*?[]{}~#!") == std::string::npos) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 class CmdBackend final : public detail::IsolatedBackend {
  public:
   CmdBackend(std::string command, BackendOptions opt) : command_(std::move(command)), opt_(std::move(opt)) {
@@ -95,7 +87,9 @@ class CmdBackend final : public detail::IsolatedBackend {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  std::string name() const override { return "cmd:" + shell_quote(command_); }
+  // The command as given: the report names it, and a rerun line quotes it once, whole.
+  std::string name() const override { return "cmd:" + command_; }
+  std::string identity() const override { return worker_name_; }
   std::string description() const override {
     return fmt::format("external worker '{}'{}", command_, worker_name_.empty() ? "" : " [" + worker_name_ + "]");
   }

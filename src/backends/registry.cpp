@@ -18,6 +18,7 @@ namespace {
 class ReferenceBackend final : public Backend {
  public:
   std::string name() const override { return "reference"; }
+  std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
   std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
   bool supports_backward() const override { return true; }
@@ -32,6 +33,7 @@ class ReferenceBackend final : public Backend {
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
+  std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override { return "normcheck CPU kernels: two-pass, f32 accumulation (f64 for f64), OpenMP rows"; }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
@@ -89,6 +91,7 @@ class MutantBackend final : public Backend {
  public:
   explicit MutantBackend(kernels::mutant::Fault f) : fault_(f) {}
   std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
+  std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
   std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
     if (!kernels::mutant::supports(fault_, p)) return fmt::format("{}: no {} kernel for {}", name(), to_string(p.conv.direction), to_string(p.op));

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "core/error.hpp"
 #include "checks/budget.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck {
 
 /// A malformed case file: "file:line: field: message". The CLI exits with code 2.
-struct CaseError : std::runtime_error {
+struct CaseError : UsageError {
   CaseError(std::string file_, int line_, std::string field_, const std::string& msg);
   std::string file;
   int line;

@@ -16,7 +16,7 @@
 namespace normcheck {
 
 CaseError::CaseError(std::string file_, int line_, std::string field_, const std::string& msg)
-    : std::runtime_error(line_ > 0 ? fmt::format("{}:{}: {}: {}", file_, line_, field_, msg)
+    : UsageError(line_ > 0 ? fmt::format("{}:{}: {}: {}", file_, line_, field_, msg)
                                    : fmt::format("{}: {}: {}", file_, field_, msg)),
       file(std::move(file_)), line(line_), field(std::move(field_)) {}
 

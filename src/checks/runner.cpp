@@ -91,19 +91,23 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       r.repro = fmt::format("{} run {} --case {} --backend {}", shell_quote(opt.program), shell_quote(cs.file),
                             shell_quote(cs.name), shell_quote(be->name()));
       const auto t0 = std::chrono::steady_clock::now();
+      auto done = [&] {
+        if (opt.on_result) opt.on_result(r);
+        results.push_back(std::move(r));
+      };
       if (auto why = be->unavailable()) {
         r.status = Status::skipped; r.reason = *why;
-        results.push_back(std::move(r));
+        done();
         continue;
       }
       if (p.conv.direction == Direction::backward && !be->supports_backward()) {
         r.status = Status::skipped; r.reason = fmt::format("{}: forward only (no backward)", be->name());
-        results.push_back(std::move(r));
+        done();
         continue;
       }
       if (auto why = be->unsupported(p, cs.recorded)) {
         r.status = Status::skipped; r.reason = *why;
-        results.push_back(std::move(r));
+        done();
         continue;
       }
       Outputs out;
@@ -113,7 +117,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
       } catch (const std::exception& e) {
         r.status = Status::error;
         r.reason = fmt::format("{}: {}", be->name(), e.what());
-        results.push_back(std::move(r));
+        done();
         continue;
       }
       // Every output the reference produces is measured and gated: the primary output first
@@ -283,7 +287,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
           r.checks.push_back({"dump", Status::skipped, fmt::format("could not write {}: {}", dir.string(), e.what())});
         }
       }
-      results.push_back(std::move(r));
+      done();
     }
   }
   return results;

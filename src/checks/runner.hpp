@@ -1,6 +1,7 @@
 // Runs cases on backends and decides each check (DESIGN.md data flow).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,8 @@ struct CaseResult {
 struct RunOptions {
   std::string dump_dir;             ///< --dump-failures: write .npy files of failing cases here
   std::string program = "normcheck";  ///< how the repro lines invoke the tool (argv[0])
+  /// Called after each case run (progress); may be empty.
+  std::function<void(const CaseResult&)> on_result;
 };
 
 /// Runs every case on every backend (the reference is evaluated once per case and shared).

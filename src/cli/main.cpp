@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -19,16 +20,17 @@
 #include "report/side_by_side.hpp"
 #include "checks/runner.hpp"
 #include "cli/trace_compare.hpp"
-#include "report/merge.hpp"
 #include "report/report.hpp"
+#include "run/data_dir.hpp"
+#include "run/expectations.hpp"
+#include "run/progress.hpp"
+#include "run/resolve.hpp"
+#include "run/select.hpp"
 #include "cli/probe_commands.hpp"
 #include "cli/zoo.hpp"
 
 #ifndef NORMCHECK_VERSION
 #define NORMCHECK_VERSION "0.0.0"
-#endif
-#ifndef NORMCHECK_CASES_DIR
-#define NORMCHECK_CASES_DIR "cases"
 #endif
 
 namespace nc = normcheck;
@@ -42,138 +44,94 @@ int usage_error(const std::string& msg) {
   return kBadInput;
 }
 
-/// Splits "a,b" lists given once or repeated, trimming blanks around each entry.
-/// Throws std::invalid_argument for an empty entry ("a,,b", "").
-std::vector<std::string> split_list(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
-  for (auto& s : in) {
-    std::size_t a = 0;
-    while (true) {
-      std::size_t b = s.find(',', a);
-      if (b == std::string::npos) b = s.size();
-      std::string item = s.substr(a, b - a);
-      const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
-      item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-      if (item.empty()) throw std::invalid_argument(fmt::format("empty entry in '{}'", s));
-      if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
-      if (b == s.size()) break;
-      a = b + 1;
-    }
-  }
-  return out;
+/// Where a report goes: --format/--output, and any number of --json/--junit files.
+struct OutputArgs {
+  std::string format = "table", output, json, junit;
+  bool no_color = false;
+};
+
+/// The files a run writes, each refused up front (exit 2) when it could never be written
+/// or would destroy data: a missing folder, a folder, a case file or expectations file of
+/// the run, anything inside a golden/ folder beside a cases/ folder.
+void check_output_path(const std::string& opt, const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  const fs::path parent = (ec ? fs::path(path) : p).parent_path();
+  if (fs::is_directory(p, ec)) throw nc::UsageError(fmt::format("{} {}: is a folder", opt, path));
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw nc::UsageError(fmt::format("{} {}: the folder {} does not exist", opt, path, parent.string()));
+  if (!parent.empty() && access(parent.c_str(), W_OK) != 0)
+    throw nc::UsageError(fmt::format("{} {}: the folder {} is not writable", opt, path, parent.string()));
+  for (const auto& in : inputs)
+    if (fs::weakly_canonical(in, ec) == p) throw nc::UsageError(fmt::format("{} {}: that is an input of this run", opt, path));
+  for (fs::path d = parent; !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (d.filename() == "golden" && fs::is_directory(d.parent_path() / "cases", ec))
+      throw nc::UsageError(fmt::format("{} {}: inside {}, the golden files (rewrite them with normcheck golden --update)", opt,
+                                       path, d.string()));
 }
 
-bool glob_match(const std::string& pat, const std::string& s) { return fnmatch(pat.c_str(), s.c_str(), 0) == 0; }
+/// Writes the report where OutputArgs say; the console always gets the failures and the
+/// verdict. Returns the verdict's exit code. Throws UsageError when a file cannot be written.
+int emit(const nc::Report& rep, const OutputArgs& o) {
+  const bool tty = o.output.empty() && isatty(fileno(stdout));
+  // no-color.org: NO_COLOR set to a non-empty value disables colour; so does TERM=dumb.
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  const bool color = tty && !o.no_color && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
+  auto render = [&](const std::string& format, bool c) {
+    if (format == "json") return nc::to_json(rep);
+    if (format == "junit") return nc::format_junit(rep);
+    if (format == "side-by-side") return nc::format_side_by_side(rep, c);
+    return nc::format_table(rep, c);
+  };
+  try {
+    if (!o.json.empty()) nc::write_atomically(o.json, nc::to_json(rep));
+    if (!o.junit.empty()) nc::write_atomically(o.junit, nc::format_junit(rep));
+    if (!o.output.empty()) nc::write_atomically(o.output, render(o.format, false));
+  } catch (const std::exception& e) {
+    throw nc::UsageError(e.what());
+  }
+  if (o.output.empty()) fmt::print("{}", render(o.format, color));
+  // A report in a file: the console still shows every failure, the counts and the verdict.
+  else fmt::print("{}", nc::format_details(rep, false));
+  return nc::judge(rep).exit_code;
+}
 
 struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
-  std::string format = "table", output, dump_dir, program = "normcheck", shard;
-  bool list = false, strict = false, no_color = false;
+  std::string dump_dir, program = "normcheck", shard, expect_failures;
+  OutputArgs out;
+  bool list = false, strict = false, no_progress = false;
   double timeout = 60;
 };
 
 int cmd_run(const RunArgs& a) {
-  if (a.format != "table" && a.format != "json" && a.format != "junit" && a.format != "side-by-side")
-    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", a.format));
-  std::vector<nc::Case> cases;
-  try {
-    std::vector<std::string> paths = a.paths;
-    if (paths.empty()) {
-      // The bundled cases: ./cases when run from the source tree, else the configured folder.
-      std::error_code ec;
-      paths.push_back(std::filesystem::is_directory("cases", ec) ? "cases" : NORMCHECK_CASES_DIR);
-    }
-    const auto files = nc::find_case_files(paths);
-    if (files.empty()) return usage_error("no case files (*.toml) found");
-    for (const auto& f : files) {
-      auto cs = nc::parse_case_file(f);
-      for (auto& c : cs) {
-        bool keep = a.filters.empty();
-        for (auto& pat : a.filters)
-          keep = keep || glob_match(pat, c.layer) || glob_match(pat, std::string(nc::to_string(c.problem.op))) || glob_match(pat, c.name);
-        if (!a.case_names.empty()) {
-          bool named = false;
-          for (auto& n : a.case_names) named = named || n == c.name;
-          keep = keep && named;
-        }
-        if (keep) cases.push_back(std::move(c));
-      }
-    }
-  } catch (const nc::CaseError& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return kBadInput;
-  }
-  if (cases.empty()) return usage_error("no case matches the given --filter/--case in the selected files");
-  if (!a.case_names.empty()) {
-    for (auto& n : a.case_names) {
-      bool found = false;
-      for (auto& c : cases) found = found || c.name == n;
-      if (!found) return usage_error(fmt::format("--case {}: no such case in the selected files", n));
-    }
-  }
-  // Sharding (DESIGN.md "Scale"): --shard K/N, or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS as
-  // a CI matrix, a Kubernetes indexed Job or a Slurm array sets them; K is 0-based. Case i
-  // of the selection (files sorted, cases in file order) runs on shard i mod N. A shard may
-  // be empty (more shards than cases): that is not an error.
-  {
-    std::string spec = a.shard;
-    const char* gi = std::getenv("GTEST_SHARD_INDEX");
-    const char* gn = std::getenv("GTEST_TOTAL_SHARDS");
-    if (spec.empty() && gi && gn && *gi && *gn) spec = fmt::format("{}/{}", gi, gn);
-    if (!spec.empty()) {
-      long k = -1, n = 0;
-      char slash = 0, extra = 0;
-      if (std::sscanf(spec.c_str(), "%ld%c%ld%c", &k, &slash, &n, &extra) != 3 || slash != '/' || n < 1 || k < 0 || k >= n)
-        return usage_error(fmt::format("--shard '{}': expected K/N with 0 <= K < N (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)", spec));
-      std::vector<nc::Case> mine;
-      for (std::size_t i = 0; i < cases.size(); ++i)
-        if (static_cast<long>(i % static_cast<std::size_t>(n)) == k) mine.push_back(std::move(cases[i]));
-      cases = std::move(mine);
-      if (const char* status = std::getenv("GTEST_SHARD_STATUS_FILE"); status && *status)  // gtest protocol: "I shard"
-        if (std::FILE* sf = std::fopen(status, "w")) std::fclose(sf);
-    }
-  }
+  for (const auto& f : {a.out.format})
+    if (f != "table" && f != "json" && f != "junit" && f != "side-by-side")
+      return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", f));
+  nc::Selection sel = nc::select_cases({a.paths, a.filters, a.case_names, a.shard});
   if (a.list) {
-    for (auto& c : cases)
+    for (auto& c : sel.cases)
       fmt::print("{}:{}  {}  layer={} op={} dtype={} x={}{}\n", c.file, c.line, c.name, c.layer, nc::to_string(c.problem.op),
                  nc::dtype_name(c.problem.out_dtype), nc::shape_str(c.problem.x().shape()),
                  c.recorded.empty() ? "" : fmt::format(" recorded={}", [&] { std::string s; for (auto& [k, v] : c.recorded) s += (s.empty() ? "" : ",") + k; return s; }()));
+    fmt::print("{} of {} cases ({}){}\n", sel.cases.size(), sel.suite_cases, sel.suite,
+               sel.shard_count > 1 ? fmt::format(", shard {}/{}", sel.shard_index, sel.shard_count) : "");
     return kOk;
   }
+  std::vector<std::string> inputs;
+  for (auto& c : sel.cases) inputs.push_back(c.file);
+  if (!a.expect_failures.empty()) inputs.push_back(a.expect_failures);
+  check_output_path("--output", a.out.output, inputs);
+  check_output_path("--json", a.out.json, inputs);
+  check_output_path("--junit", a.out.junit, inputs);
+  std::vector<nc::Expectation> expectations;
+  if (!a.expect_failures.empty()) expectations = nc::read_expectations(a.expect_failures);
   std::set<std::string> recorded;
-  for (auto& c : cases) for (auto& [k, v] : c.recorded) recorded.insert(k);
-  std::vector<std::string> names;
-  try {
-    names = split_list(a.backends);
-  } catch (const std::invalid_argument& e) {
-    return usage_error(fmt::format("--backend: {}", e.what()));
-  }
-  if (names.empty()) {
-    names = nc::default_backends();
-    names.insert(names.end(), recorded.begin(), recorded.end());
-  }
-  std::vector<std::unique_ptr<nc::Backend>> backends;
-  for (auto& n : names) {
-    bool builtin = false;
-    for (auto& [bn, d] : nc::builtin_backends()) builtin = builtin || bn == n;
-    if (!builtin && !nc::is_backend_spec(n) && !recorded.count(n))
-      return usage_error(fmt::format("--backend {}: unknown backend (built in: {}; recorded in the selected cases: {})", n,
-                                     fmt::join(nc::default_backends(), ", "),
-                                     recorded.empty() ? "none" : fmt::format("{}", fmt::join(recorded, ", "))));
-    try {
-      backends.push_back(nc::make_backend(n, nc::BackendOptions{a.timeout, {}}));
-    } catch (const nc::BackendError& e) {  // a plugin or worker that cannot run
-      fmt::print(stderr, "normcheck: --backend {}: {}\n", n, e.what());
-      return 3;
-    } catch (const std::exception& e) {
-      return usage_error(fmt::format("--backend {}: {}", n, e.what()));
-    }
-    if (a.strict)
-      if (auto why = backends.back()->unavailable()) {
-        fmt::print(stderr, "normcheck: backend {} unavailable under --strict: {}\n", n, *why);
-        return 3;
-      }
-  }
+  for (auto& c : sel.cases) for (auto& [k, v] : c.recorded) recorded.insert(k);
+  nc::BackendSet bs = nc::resolve_backends(a.backends, recorded, nc::BackendOptions{a.timeout, {}}, a.strict);
   nc::RunOptions opt;
   opt.dump_dir = a.dump_dir;
   opt.program = a.program;
@@ -184,44 +142,70 @@ int cmd_run(const RunArgs& a) {
       return usage_error(fmt::format("--dump-failures {}: not a folder that can be created{}", opt.dump_dir,
                                      ec ? ": " + ec.message() : ""));
   }
-  std::vector<nc::CaseResult> results;
-  try {
-    results = nc::run_cases(cases, backends, opt);
-  } catch (const nc::SpecError& e) {
-    return usage_error(fmt::format("{}: {}", e.field, e.what()));
-  }
-  std::string text;
-  const bool tty = a.output.empty() && isatty(fileno(stdout));
-  // no-color.org: NO_COLOR set to a non-empty value disables colour; so does TERM=dumb.
-  const char* no_color = std::getenv("NO_COLOR");
-  const char* term = std::getenv("TERM");
-  const bool color = tty && !a.no_color && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
-  if (a.format == "json") text = nc::format_json(results);
-  else if (a.format == "junit") text = nc::format_junit(results);
-  else if (a.format == "side-by-side") text = nc::format_side_by_side(results, color);
-  else text = nc::format_table(results, color);
-  if (a.output.empty()) {
-    fmt::print("{}", text);
-  } else {
+  double heartbeat = 10;
+  if (const char* h = std::getenv("NORMCHECK_HEARTBEAT_S"); h && *h) heartbeat = std::max(0.0, std::atof(h));
+  nc::Progress progress(nc::Progress::choose(a.no_progress), sel.cases.size() * bs.backends.size(), heartbeat);
+  opt.on_result = [&](const nc::CaseResult& r) {
+    progress.step(fmt::format("{} on {}", r.cs->layer, r.backend), r.status == nc::Status::failed || r.status == nc::Status::error);
+  };
+  const auto results = nc::run_cases(sel.cases, bs.backends, opt);
+  progress.finish();
+  nc::RunInfo info;
+  info.version = NORMCHECK_VERSION;
+  info.suite = sel.suite;
+  info.suite_cases = sel.suite_cases;
+  info.shard_index = sel.shard_index;
+  info.shard_count = sel.shard_count;
+  info.strict = a.strict;
+  std::string names;
+  for (auto& r : bs.records) names += r.name + "\n";
+  info.fingerprint = nc::fingerprint(sel.cases_fingerprint + "\n" + names);
+  info.backends = bs.records;
+  nc::Report rep = nc::make_report(results, std::move(info));
+  if (!a.expect_failures.empty()) nc::apply_expectations(rep, expectations, sel.names_in_files, a.expect_failures);
+  return emit(rep, a.out);
+}
+
+/// Reads a report file for merge: at most 1 GiB (a report of 10^6 case runs is ~1 GB).
+std::string read_report_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw nc::UsageError(fmt::format("{}: not a readable file", path));
+  const auto size = fs::file_size(path, ec);
+  if (ec || size > (std::uintmax_t{1} << 30)) throw nc::UsageError(fmt::format("{}: larger than 1 GiB, not a report", path));
+  std::ifstream f(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!f && !f.eof()) throw nc::UsageError(fmt::format("{}: cannot read", path));
+  return text;
+}
+
+int cmd_merge(const std::vector<std::string>& paths, const OutputArgs& o) {
+  if (o.format != "table" && o.format != "json" && o.format != "junit" && o.format != "side-by-side")
+    return usage_error(fmt::format("merge --format: unknown '{}' (table | json | junit | side-by-side)", o.format));
+  std::vector<std::pair<std::string, nc::Report>> shards;
+  for (const auto& p : paths) {
     try {
-      nc::write_atomically(a.output, text);
+      shards.emplace_back(p, nc::report_from_json(read_report_file(p), p));
+    } catch (const nc::Error&) {
+      throw;
     } catch (const std::exception& e) {
-      return usage_error(e.what());
-    }
-    // Keep the human summary on the terminal when the report goes to a file.
-    if (a.format != "table" && a.format != "side-by-side") {
-      const std::string t = nc::format_table(results, false);
-      fmt::print("{}", t.substr(t.rfind('\n', t.size() - 2) + 1));
+      throw nc::UsageError(e.what());
     }
   }
-  return nc::exit_code(results);
+  check_output_path("--output", o.output, paths);
+  check_output_path("--json", o.json, paths);
+  check_output_path("--junit", o.junit, paths);
+  nc::Report merged;
+  try {
+    merged = nc::merge_reports(shards);
+  } catch (const std::runtime_error& e) {
+    throw nc::UsageError(fmt::format("merge: {}", e.what()));
+  }
+  return emit(merged, o);
 }
 
 int cmd_golden(std::vector<std::string> paths, bool update) {
-  if (paths.empty()) {
-    std::error_code ec;
-    paths.push_back(std::filesystem::is_directory("cases", ec) ? "cases" : NORMCHECK_CASES_DIR);
-  }
+  if (paths.empty()) paths.push_back(nc::bundled_cases_dir());
   try {
     int bad = 0;
     for (const auto& f : nc::find_case_files(paths)) {
@@ -255,18 +239,25 @@ int main(int argc, char** argv) {
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
-  run->add_option("paths", ra.paths, "case files or folders (default: the bundled cases)");
+  run->add_option("paths", ra.paths, "case files or folders (default: the bundled cases, found beside the executable)");
   // Each occurrence of these takes exactly one value, so `-b cpu file.toml` keeps file.toml a path.
-  run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated (default: reference,cpu and recorded sources)")->allow_extra_args(false);
-  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable)")->allow_extra_args(false);
-  run->add_option("--case", ra.case_names, "run only the case(s) with this exact name (repeatable)")->allow_extra_args(false);
-  run->add_option("--format", ra.format, "table | json | junit");
-  run->add_option("--output,-o", ra.output, "write the report to this file (atomically)");
+  run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated; cmd:/plugin: take the rest of their occurrence (default: reference,cpu and recorded sources)")->allow_extra_args(false);
+  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable; each must match a case)")->allow_extra_args(false);
+  run->add_option("--case", ra.case_names, "run only the case(s) with this exact name (repeatable; each must exist)")->allow_extra_args(false);
+  auto add_outputs = [](CLI::App* sub, OutputArgs& o) {
+    sub->add_option("--format", o.format, "table | json | junit | side-by-side (one column per backend)");
+    sub->add_option("--output,-o", o.output, "write the --format report to this file (atomically); the console keeps the failures and the verdict");
+    sub->add_option("--json", o.json, "also write the JSON report to this file");
+    sub->add_option("--junit", o.junit, "also write the JUnit XML report to this file");
+    sub->add_flag("--no-color", o.no_color, "no ANSI colours (also: NO_COLOR)");
+  };
+  add_outputs(run, ra.out);
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
+  run->add_option("--expect-failures", ra.expect_failures, "TOML file of known (backend, case) failures: they do not fail the run (README \"Expected failures\")");
   run->add_flag("--list", ra.list, "list the selected cases and exit");
   run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");
-  run->add_flag("--strict", ra.strict, "an unavailable backend is an error (exit 3)");
-  run->add_flag("--no-color", ra.no_color, "no ANSI colours (also: NO_COLOR)");
+  run->add_flag("--strict", ra.strict, "fail on anything not checked: an unavailable backend (exit 3), a skipped case or check, an expected failure that passed, a stale expectation (exit 1)");
+  run->add_flag("--no-progress", ra.no_progress, "no progress bar or heartbeat lines on stderr");
   run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60; > 0, <= 86400)")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
@@ -276,16 +267,14 @@ int main(int argc, char** argv) {
             return "";
           },
           "SECONDS"));
-  run->get_option("--format")->description("table | json | junit | side-by-side (one column per backend)");
 
-  auto* backends = app.add_subcommand("backends", "list built-in backends");
+  auto* backends = app.add_subcommand("backends", "list built-in backends and the installed adapters");
 
   std::vector<std::string> merge_paths;
-  std::string merge_format = "table", merge_output;
-  auto* merge = app.add_subcommand("merge", "join the JSON reports of several runs (e.g. one per --shard) into one report");
-  merge->add_option("reports", merge_paths, "JSON reports written by normcheck run --format json")->required();
-  merge->add_option("--format", merge_format, "table | json");
-  merge->add_option("--output,-o", merge_output, "write the merged report to this file (atomically)");
+  OutputArgs merge_out;
+  auto* merge = app.add_subcommand("merge", "join the JSON reports of the shards of one run (normcheck run --shard K/N) into one report");
+  merge->add_option("reports", merge_paths, "JSON reports written by normcheck run --json or --format json")->required();
+  add_outputs(merge, merge_out);
 
   std::vector<std::string> golden_paths;
   bool golden_update = false;
@@ -318,31 +307,20 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ra);
     if (int rc = nc::cli::run_trace_compare(tc); rc >= 0) return rc;
     if (*golden) return cmd_golden(golden_paths, golden_update);
-    if (*merge) {
-      if (merge_format != "table" && merge_format != "json")
-        return usage_error(fmt::format("merge --format: unknown '{}' (table | json)", merge_format));
-      nlohmann::json merged;
-      std::string text;
-      try {  // a report whose fields have other types than format_json writes is bad input too
-        merged = nc::merge_reports(merge_paths);
-        text = merge_format == "json" ? merged.dump(2) + "\n" : nc::format_report_table(merged);
-      } catch (const std::exception& e) {
-        return usage_error(fmt::format("merge: {}", e.what()));
-      }
-      if (merge_output.empty()) fmt::print("{}", text);
-      else {
-        try {
-          nc::write_atomically(merge_output, text);
-        } catch (const std::exception& e) {
-          return usage_error(e.what());
-        }
-      }
-      return merged["summary"]["exit_code"].get<int>();
-    }
+    if (*merge) return cmd_merge(merge_paths, merge_out);
     if (*backends) {
       for (auto& [n, d] : nc::builtin_backends()) fmt::print("{:<28} {}\n", n, d);
+      if (const std::string ad = nc::adapters_dir(); !ad.empty()) {
+        fmt::print("\nadapters (external workers, {}):\n", ad);
+        for (const char* a : {"torch_backend.py", "onnxruntime_backend.py"})
+          if (std::filesystem::exists(std::filesystem::path(ad) / a))
+            fmt::print("  --backend {}\n", nc::shell_quote("cmd:python3 " + (std::filesystem::path(ad) / a).string()));
+      }
       return kOk;
     }
+  } catch (const nc::Error& e) {
+    fmt::print(stderr, "normcheck: {}\n", e.what());
+    return e.exit_code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "normcheck: internal error: {}\n", e.what());
     return 3;

@@ -11,10 +11,8 @@
 #include "checks/probe.hpp"
 #include "checks/runner.hpp"
 #include "kernels/mutant/mutants.hpp"
+#include "run/data_dir.hpp"
 
-#ifndef NORMCHECK_CASES_DIR
-#define NORMCHECK_CASES_DIR "cases"
-#endif
 
 namespace normcheck::cli {
 
@@ -35,10 +33,7 @@ std::shared_ptr<ZooCommand> add_zoo_command(CLI::App& app) {
 std::optional<int> run_zoo_command(const ZooCommand& z) {
   if (!z.sub || !*z.sub) return std::nullopt;
   std::vector<std::string> paths = z.paths;
-  if (paths.empty()) {
-    std::error_code ec;
-    paths.push_back(std::filesystem::is_directory("cases", ec) ? "cases" : NORMCHECK_CASES_DIR);
-  }
+  if (paths.empty()) paths.push_back(bundled_cases_dir());
   std::vector<Case> cases;
   try {
     for (const auto& f : find_case_files(paths))

@@ -1,205 +1,268 @@
 #include "report/report.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
-#include <cmath>
-#include <unistd.h>
 #include <cerrno>
-#include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/color.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
 namespace normcheck {
 
-std::string LayerRow::verdict() const {
-  if (errors) return "ERROR";
-  if (failed) return "FAIL";
-  if (passed + mistrusted == 0) return "SKIP";
-  return "PASS";
-}
-
-std::vector<LayerRow> summarize(const std::vector<CaseResult>& results) {
-  std::vector<LayerRow> rows;
-  std::map<std::string, std::size_t> index;
-  for (const auto& r : results) {
-    const std::string dt(dtype_name(r.cs->problem.out_dtype));
-    const std::string key = r.cs->layer + "\x1f" + r.backend + "\x1f" + dt;
-    auto [it, fresh] = index.emplace(key, rows.size());
-    if (fresh) rows.push_back({r.cs->layer, std::string(to_string(r.cs->problem.op)), r.backend, dt});
-    LayerRow& row = rows[it->second];
-    ++row.cases;
-    switch (r.status) {
-      case Status::passed: ++row.passed; break;
-      case Status::failed: ++row.failed; break;
-      case Status::skipped: ++row.skipped; break;
-      case Status::mistrusted: ++row.mistrusted; break;
-      case Status::error: ++row.errors; break;
-    }
-    if (r.metrics) {
-      auto mx = [](double& a, double b) { if (b > a || std::isnan(b)) a = b; };
-      mx(row.max_abs, r.metrics->abs.value);
-      mx(row.max_ulp, r.metrics->ulp.value);
-      mx(row.max_stab, r.metrics->stab.value);
-    }
+Report make_report(const std::vector<CaseResult>& results, RunInfo info) {
+  Report r;
+  r.version = std::move(info.version);
+  r.suite = std::move(info.suite);
+  r.fingerprint = std::move(info.fingerprint);
+  r.expectations = std::move(info.expectations);
+  r.suite_cases = info.suite_cases;
+  r.shard_index = info.shard_index;
+  r.shard_count = info.shard_count;
+  r.strict = info.strict;
+  r.backends = std::move(info.backends);
+  for (const CaseResult& x : results) {
+    CaseRecord c;
+    c.name = x.cs->name;
+    c.layer = x.cs->layer;
+    c.file = x.cs->file;
+    c.line = x.cs->line;
+    c.op = std::string(to_string(x.cs->problem.op));
+    c.dtype = std::string(dtype_name(x.cs->problem.out_dtype));
+    c.backend = x.backend;
+    c.note = x.cs->note;
+    c.seeds = x.cs->seeds;
+    c.status = x.status;
+    c.reason = x.reason;
+    c.metrics = x.metrics;
+    c.outputs = x.output_metrics;
+    if (x.metrics) c.gate = x.cs->gate;
+    c.checks = x.checks;
+    c.repro = x.repro;
+    c.seconds = x.seconds;
+    r.cases.push_back(std::move(c));
   }
-  // Keep a layer's backends together.
-  std::stable_sort(rows.begin(), rows.end(), [](const LayerRow& a, const LayerRow& b) { return a.layer < b.layer; });
-  return rows;
+  return r;
 }
 
 namespace {
+
 std::string num(double v) {
   if (v == 0) return "0";
   return fmt::format("{:.3g}", v);
 }
+
+std::string paint(const std::string& v, bool color) {
+  if (!color) return v;
+  if (v == "PASS" || v == "XFAIL") return fmt::format(fmt::fg(fmt::terminal_color::green), "{}", v);
+  if (v == "SKIP") return fmt::format(fmt::fg(fmt::terminal_color::yellow), "{}", v);
+  return fmt::format(fmt::fg(fmt::terminal_color::red) | fmt::emphasis::bold, "{}", v);
+}
+
 }  // namespace
 
-std::string format_table(const std::vector<CaseResult>& results, bool color) {
-  const auto rows = summarize(results);
+std::string format_details(const Report& rep, bool color) {
+  std::string out;
+  for (const CaseRecord& r : rep.cases) {
+    const bool xfail = r.status == Status::failed && !r.expected_failure.empty();
+    if (xfail || (r.status != Status::failed && r.status != Status::error && r.status != Status::mistrusted)) continue;
+    out += fmt::format("\n{} {} on {} ({}:{}){}\n", to_string(r.status), r.name, r.backend, r.file, r.line,
+                       r.seeds.empty() ? "" : fmt::format(" seeds: {}", r.seeds));
+    if (!r.note.empty()) out += fmt::format("  note: {}\n", r.note);
+    if (!r.reason.empty()) out += fmt::format("  {}\n", r.reason);
+    for (const CheckResult& c : r.checks)
+      if (c.status != Status::passed) out += fmt::format("  {} {}: {}\n", to_string(c.status), c.name, c.detail);
+    out += fmt::format("  rerun: {}\n", r.repro);
+  }
+  std::string expected;
+  for (const CaseRecord& r : rep.cases) {
+    if (r.expected_failure.empty()) continue;
+    if (r.status == Status::failed)
+      expected += fmt::format("XFAIL {} on {}: {}\n", r.name, r.backend, r.expected_failure);
+    else if (r.status == Status::passed)
+      expected += fmt::format("XPASS {} on {}: passed, but {} expects it to fail ({}); rerun: {}\n", r.name, r.backend,
+                              rep.expectations, r.expected_failure, r.repro);
+  }
+  for (const StaleExpectation& s : rep.stale)
+    expected += fmt::format("STALE {} [{}] {}: no case of that name in the selected files\n", s.where, s.backend_pattern, s.case_name);
+  if (!expected.empty()) out += "\n" + expected;
+  std::map<std::string, int> skip_reasons;
+  for (const CaseRecord& r : rep.cases)
+    if (r.status == Status::skipped) ++skip_reasons[r.reason];
+  for (auto& [why, k] : skip_reasons) out += fmt::format("\nSKIPPED {} x: {}", k, why);
+  if (!skip_reasons.empty()) out += "\n";
+
+  // Per backend: how much it actually evaluated (a backend that skips everything is visible).
+  std::size_t wb = 7;
+  for (const BackendRecord& b : rep.backends) wb = std::max(wb, b.name.size());
+  out += fmt::format("\n{:<{}}  {:>6} {:>9} {:>7} {:>7} {:>6} {:>8} {:>10} {:>7}  {}\n", "backend", wb, "runs", "evaluated",
+                     "passed", "failed", "xfail", "skipped", "mistrusted", "errors", "identity");
+  for (const BackendRecord& b : rep.backends) {
+    const BackendTally t = tally(rep, b.name);
+    std::string id = b.identity;
+    if (!b.unavailable.empty()) id = "unavailable: " + b.unavailable;
+    if (!b.requested) id += id.empty() ? "(recorded in the cases)" : " (recorded in the cases)";
+    out += fmt::format("{:<{}}  {:>6} {:>9} {:>7} {:>7} {:>6} {:>8} {:>10} {:>7}  {}\n", b.name, wb, t.runs, t.evaluated, t.passed,
+                       t.failed, t.expected_failures, t.skipped, t.mistrusted, t.errors, id);
+  }
+  int n[5] = {};
+  int xfail = 0, xpass = 0;
+  std::set<std::string> distinct;
+  for (const CaseRecord& r : rep.cases) {
+    ++n[static_cast<int>(r.status)];
+    xfail += r.status == Status::failed && !r.expected_failure.empty();
+    xpass += r.status == Status::passed && !r.expected_failure.empty();
+    distinct.insert(r.file + "\x1f" + r.name);
+  }
+  out += fmt::format("\nsuite: {}: {} cases{}\n", rep.suite, rep.suite_cases,
+                     rep.shard_count > 1 ? fmt::format(", shard {}/{} ran {} of them", rep.shard_index, rep.shard_count, distinct.size())
+                                         : "");
+  if (!rep.merged_from.empty()) out += fmt::format("merged from {} shard reports\n", rep.merged_from.size());
+  out += fmt::format("{} case runs: {} passed, {} failed, {} skipped, {} mistrusted, {} errors{}\n", rep.cases.size(), n[0],
+                     n[1] - xfail, n[2], n[3], n[4],
+                     xfail || xpass ? fmt::format(" ({} expected failures, {} unexpected passes)", xfail, xpass) : "");
+  const Verdict v = judge(rep);
+  const std::string word = v.exit_code == 0 ? "PASS" : v.exit_code == 3 ? "ERROR" : "FAIL";
+  out += fmt::format("verdict: {} (exit {})\n", paint(word, color), v.exit_code);
+  for (const std::string& p : v.problems) out += fmt::format("  {}\n", p);
+  return out;
+}
+
+std::string format_table(const Report& rep, bool color) {
+  const auto rows = summarize(rep);
   std::size_t wl = 5, wb = 7, wo = 13;
   for (auto& r : rows) { wl = std::max(wl, r.layer.size()); wb = std::max(wb, r.backend.size()); wo = std::max(wo, r.op.size()); }
   std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}\n", "layer", wl, "op", wo,
                                 "backend", wb, "dtype", "cases", "max abs", "max ulp", "max stab", "verdict");
-  auto paint = [&](const std::string& v) {
-    if (!color) return v;
-    if (v == "PASS") return fmt::format(fmt::fg(fmt::terminal_color::green), "{}", v);
-    if (v == "SKIP") return fmt::format(fmt::fg(fmt::terminal_color::yellow), "{}", v);
-    return fmt::format(fmt::fg(fmt::terminal_color::red) | fmt::emphasis::bold, "{}", v);
-  };
   for (auto& r : rows) {
-    std::string v = paint(r.verdict());
     std::string extra;
     if (r.failed) extra += fmt::format(" {} failed", r.failed);
+    if (r.expected_failures) extra += fmt::format(" {} expected failures", r.expected_failures);
     if (r.errors) extra += fmt::format(" {} errors", r.errors);
     if (r.skipped) extra += fmt::format(" {} skipped", r.skipped);
     if (r.mistrusted) extra += fmt::format(" {} mistrusted", r.mistrusted);
     out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, wo, r.backend, wb,
-                       r.dtype, r.cases, num(r.max_abs), num(r.max_ulp), num(r.max_stab), v, extra);
+                       r.dtype, r.cases, num(r.max_abs), num(r.max_ulp), num(r.max_stab), paint(r.verdict(), color), extra);
   }
-  int n[5] = {};
-  for (auto& r : results) ++n[static_cast<int>(r.status)];
-  std::string fails;
-  for (auto& r : results) {
-    if (r.status != Status::failed && r.status != Status::error && r.status != Status::mistrusted) continue;
-    fails += fmt::format("\n{} {} on {} ({}:{}){}\n", to_string(r.status), r.cs->name, r.backend, r.cs->file, r.cs->line,
-                         r.cs->seeds.empty() ? "" : fmt::format(" seeds: {}", r.cs->seeds));
-    if (!r.reason.empty()) fails += fmt::format("  {}\n", r.reason);
-    for (auto& c : r.checks)
-      if (c.status != Status::passed) fails += fmt::format("  {} {}: {}\n", to_string(c.status), c.name, c.detail);
-    fails += fmt::format("  rerun: {}\n", r.repro);
-  }
-  out += fails;
-  std::map<std::string, int> skip_reasons;
-  for (auto& r : results) if (r.status == Status::skipped) ++skip_reasons[r.reason];
-  for (auto& [why, k] : skip_reasons) out += fmt::format("\nSKIPPED {} x: {}", k, why);
-  if (!skip_reasons.empty()) out += "\n";
-  // One result per case and backend; its status is the worst of its checks.
-  out += fmt::format("\n{} case runs: {} passed, {} failed, {} skipped, {} mistrusted, {} errors\n", results.size(),
-                     n[0], n[1], n[2], n[3], n[4]);
-  return out;
+  return out + format_details(rep, color);
 }
 
 namespace {
-/// JSON has no NaN or infinity: those become the strings "nan", "inf", "-inf".
-nlohmann::json number_json(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
+
+/// `s` as XML 1.0 character data: invalid UTF-8 sequences become U+FFFD, and the control
+/// characters XML forbids (all below 0x20 but tab, newline, carriage return; DEL) become
+/// '?', so a worker's stderr with ANSI colours cannot make the file malformed.
+std::string xml_safe(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ? '?' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len > 0 && i + static_cast<std::size_t>(len) <= s.size();
+    std::uint32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
+    for (int k = 1; ok && k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      ok = (cc & 0xc0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3fu);
+    }
+    // Overlong forms, surrogates, > U+10FFFF and U+FFFE/FFFF are not XML characters.
+    ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) && !(cp >= 0xd800 && cp <= 0xdfff) &&
+         cp != 0xfffe && cp != 0xffff;
+    if (ok) {
+      out.append(s, i, static_cast<std::size_t>(len));
+      i += static_cast<std::size_t>(len);
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return out;
 }
-nlohmann::json worst_json(const Worst& w) {
-  return {{"value", number_json(w.value)}, {"coords", w.coords}, {"got", number_json(w.got)},
-          {"exact", std::isnan(w.exact) ? std::string("nan") : fmt::format("{:.21Lg}", w.exact)},
-          {"output", w.output.empty() ? "y" : w.output}};
+
+/// The first failed (or errored) check of a case as one line with its numbers.
+std::string first_failure(const CaseRecord& r) {
+  for (const CheckResult& c : r.checks)
+    if (c.status == Status::failed || c.status == Status::error) return fmt::format("{}: {}", c.name, c.detail);
+  return r.reason.empty() ? std::string("failed") : r.reason;
 }
+
 }  // namespace
 
-std::string format_json(const std::vector<CaseResult>& results) {
-  nlohmann::json j;
-  int n[5] = {};
-  for (auto& r : results) ++n[static_cast<int>(r.status)];
-  j["summary"] = {{"checks", results.size()}, {"passed", n[0]}, {"failed", n[1]}, {"skipped", n[2]},
-                  {"mistrusted", n[3]}, {"errors", n[4]}, {"exit_code", exit_code(results)}};
-  j["layers"] = nlohmann::json::array();
-  for (auto& r : summarize(results))
-    j["layers"].push_back({{"layer", r.layer}, {"op", r.op}, {"backend", r.backend}, {"dtype", r.dtype}, {"cases", r.cases},
-                           {"passed", r.passed}, {"failed", r.failed}, {"skipped", r.skipped}, {"mistrusted", r.mistrusted},
-                           {"errors", r.errors}, {"max_abs", number_json(r.max_abs)}, {"max_ulp", number_json(r.max_ulp)},
-                           {"max_stab", number_json(r.max_stab)}, {"verdict", r.verdict()}});
-  j["cases"] = nlohmann::json::array();
-  for (auto& r : results) {
-    nlohmann::json c = {{"case", r.cs->name}, {"layer", r.cs->layer}, {"file", r.cs->file}, {"line", r.cs->line},
-                        {"op", to_string(r.cs->problem.op)}, {"dtype", dtype_name(r.cs->problem.out_dtype)},
-                        {"backend", r.backend}, {"status", to_string(r.status)}, {"repro", r.repro}};
-    if (!r.reason.empty()) c["reason"] = r.reason;
-    if (!r.cs->seeds.empty()) c["seeds"] = r.cs->seeds;
-    if (r.metrics) {
-      c["metrics"] = {{"abs", worst_json(r.metrics->abs)}, {"rel", worst_json(r.metrics->rel)},
-                      {"ulp", worst_json(r.metrics->ulp)}, {"stab", worst_json(r.metrics->stab)},
-                      {"nmse", number_json(r.metrics->nmse)}};
-      c["gate"] = {{"metric", to_string(r.cs->gate.metric)}, {"max", r.cs->gate.max}, {"source", r.cs->gate.source}};
-      if (r.output_metrics.size() > 1) {  // ops with several outputs: each one's error too
-        c["outputs"] = nlohmann::json::object();
-        for (auto& [name, m] : r.output_metrics)
-          c["outputs"][name] = {{"abs", worst_json(m.abs)}, {"rel", worst_json(m.rel)}, {"ulp", worst_json(m.ulp)},
-                                {"stab", worst_json(m.stab)}, {"nmse", number_json(m.nmse)}};
-      }
-    }
-    c["checks"] = nlohmann::json::array();
-    for (auto& k : r.checks) c["checks"].push_back({{"name", k.name}, {"status", to_string(k.status)}, {"detail", k.detail}});
-    j["cases"].push_back(std::move(c));
-  }
-  return j.dump(2) + "\n";
-}
-
-std::string format_junit(const std::vector<CaseResult>& results) {
+std::string format_junit(const Report& rep) {
   pugi::xml_document doc;
   auto decl = doc.append_child(pugi::node_declaration);
   decl.append_attribute("version") = "1.0";
   decl.append_attribute("encoding") = "UTF-8";
   auto suites = doc.append_child("testsuites");
   suites.append_attribute("name") = "normcheck";
+  auto props = suites.append_child("properties");
+  auto prop = [&](const char* k, const std::string& v) {
+    auto p = props.append_child("property");
+    p.append_attribute("name") = k;
+    p.append_attribute("value") = xml_safe(v).c_str();
+  };
+  prop("normcheck.version", rep.version);
+  prop("suite", rep.suite);
+  prop("shard", fmt::format("{}/{}", rep.shard_index, rep.shard_count));
+  for (const BackendRecord& b : rep.backends) prop(("backend." + b.name).c_str(), b.identity);
+  const Verdict v = judge(rep);
+  prop("exit_code", std::to_string(v.exit_code));
+  for (const std::string& p : v.problems) prop("problem", p);
   std::map<std::string, pugi::xml_node> by_layer;
   std::map<std::string, std::array<int, 4>> counts;  // tests, failures, errors, skipped
-  for (auto& r : results) {
-    auto [it, fresh] = by_layer.emplace(r.cs->layer, pugi::xml_node());
+  for (const CaseRecord& r : rep.cases) {
+    auto [it, fresh] = by_layer.emplace(r.layer, pugi::xml_node());
     if (fresh) {
       it->second = suites.append_child("testsuite");
-      it->second.append_attribute("name") = r.cs->layer.c_str();
+      it->second.append_attribute("name") = xml_safe(r.layer).c_str();
     }
     auto tc = it->second.append_child("testcase");
-    tc.append_attribute("classname") = (r.cs->layer + "." + r.backend).c_str();
-    tc.append_attribute("name") = (r.cs->name + " [" + r.backend + "]").c_str();
-    tc.append_attribute("file") = r.cs->file.c_str();
-    tc.append_attribute("line") = r.cs->line;
+    tc.append_attribute("classname") = xml_safe(r.layer + "." + r.backend).c_str();
+    tc.append_attribute("name") = xml_safe(r.name + " [" + r.backend + "]").c_str();
+    tc.append_attribute("file") = xml_safe(r.file).c_str();
+    tc.append_attribute("line") = r.line;
     tc.append_attribute("time") = r.seconds;
-    auto& cnt = counts[r.cs->layer];
+    auto& cnt = counts[r.layer];
     ++cnt[0];
     std::string text;
-    for (auto& k : r.checks) text += fmt::format("{} {}: {}\n", to_string(k.status), k.name, k.detail);
+    if (!r.note.empty()) text += "note: " + r.note + "\n";
+    for (const CheckResult& k : r.checks) text += fmt::format("{} {}: {}\n", to_string(k.status), k.name, k.detail);
     text += "rerun: " + r.repro + "\n";
-    if (r.status == Status::failed) {
+    if (r.status == Status::failed && r.expected_failure.empty()) {
       ++cnt[1];
       auto f = tc.append_child("failure");
-      f.append_attribute("message") = "check failed";
-      f.text().set(text.c_str());
+      f.append_attribute("message") = xml_safe(first_failure(r)).c_str();
+      f.append_attribute("type") = "FAILED";
+      f.text().set(xml_safe(text).c_str());
     } else if (r.status == Status::error) {
       ++cnt[2];
       auto f = tc.append_child("error");
-      f.append_attribute("message") = r.reason.c_str();
-      f.text().set((r.reason + "\n" + text).c_str());
+      f.append_attribute("message") = xml_safe(r.reason).c_str();
+      f.text().set(xml_safe(r.reason + "\n" + text).c_str());
     } else if (r.status == Status::skipped) {
       ++cnt[3];
-      tc.append_child("skipped").append_attribute("message") = r.reason.c_str();
+      tc.append_child("skipped").append_attribute("message") = xml_safe(r.reason).c_str();
+    } else if (r.status == Status::failed) {  // an expected failure: reported, not failing
+      ++cnt[3];
+      tc.append_child("skipped").append_attribute("message") =
+          xml_safe(fmt::format("expected failure ({}): {}; {}", rep.expectations, r.expected_failure, first_failure(r))).c_str();
     } else {
-      tc.append_child("system-out").text().set(text.c_str());
+      tc.append_child("system-out").text().set(xml_safe(text).c_str());
     }
   }
   for (auto& [layer, node] : by_layer) {
@@ -217,26 +280,37 @@ std::string format_junit(const std::vector<CaseResult>& results) {
 void write_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  fs::path tmp = target;
-  tmp += fmt::format(".tmp.{}", static_cast<long>(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
-    f << text;
-    f.flush();
-    if (!f) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // mkstemp: a fresh name created with O_EXCL in the target's folder (never a planted
+  // file or symlink), then rename over the target.
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t k = ::write(fd, text.data() + done, text.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
       const std::string why = std::strerror(errno);
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error(fmt::format("{}: write failed: {}", tmp.string(), why));
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      throw std::runtime_error(fmt::format("{}: write failed: {}", path, why));
     }
+    done += static_cast<std::size_t>(k);
+  }
+  const mode_t mask = ::umask(0);  // a report gets the permissions a plain open would give it
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmpl.c_str());
+    throw std::runtime_error(fmt::format("{}: write failed: {}", path, why));
   }
   std::error_code ec;
-  fs::rename(tmp, target, ec);
+  fs::rename(tmpl, target, ec);
   if (ec) {
-    const std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("{}: cannot replace: {}", path, why));
+    ::unlink(tmpl.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot replace: {}", path, ec.message()));
   }
 }
 

@@ -1,34 +1,44 @@
-// Reports of a run: per-layer table, JSON, JUnit XML (DESIGN.md data flow).
+// Formats of a report (report/model.hpp): per-layer table, JSON, JUnit XML, and the atomic
+// write every report file goes through (DESIGN.md data flow).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "checks/runner.hpp"
+#include "report/model.hpp"
 
 namespace normcheck {
 
-/// One report row: a layer on a backend at one output dtype.
-struct LayerRow {
-  std::string layer, op, backend, dtype;
-  int cases = 0, passed = 0, failed = 0, skipped = 0, mistrusted = 0, errors = 0;
-  double max_abs = 0, max_ulp = 0, max_stab = 0;
-  std::string verdict() const;  ///< "PASS", "FAIL", "ERROR", "SKIP"
+/// What the run was, for make_report: the parts of a Report the results do not carry.
+struct RunInfo {
+  std::string version, suite, fingerprint, expectations;
+  std::int64_t suite_cases = 0;
+  int shard_index = 0, shard_count = 1;
+  bool strict = false;
+  std::vector<BackendRecord> backends;
 };
 
-/// Groups results by (layer, backend, dtype), in first-seen order.
-std::vector<LayerRow> summarize(const std::vector<CaseResult>& results);
+/// The report of a run: `results` copied into CaseRecords (the Cases may then go away).
+Report make_report(const std::vector<CaseResult>& results, RunInfo info);
 
-/// Human table grouped by layer, followed by every failure with its repro line.
-/// `color`: ANSI colours (only on a TTY and without NO_COLOR; the CLI decides).
-std::string format_table(const std::vector<CaseResult>& results, bool color);
-/// JSON: {"summary": {...}, "layers": [...], "cases": [...]} (nlohmann-json).
-std::string format_json(const std::vector<CaseResult>& results);
-/// JUnit XML: one <testsuite> per layer, one <testcase> per case x backend (pugixml).
-std::string format_junit(const std::vector<CaseResult>& results);
+/// Human table grouped by layer, then details(): failures with their repro lines, skip
+/// reasons, per-backend counts, the suite and the verdict. `color`: ANSI colours (the CLI
+/// decides: a TTY, no NO_COLOR).
+std::string format_table(const Report& r, bool color);
+/// The part of format_table after the layer rows: every FAILED, ERROR and MISTRUSTED case
+/// with its note, checks and rerun line; expected failures and unexpected passes; stale
+/// expectations; skip reasons; per-backend counts; totals; the verdict and its reasons.
+/// The CLI prints it on the console when the report itself goes to files.
+std::string format_details(const Report& r, bool color);
+/// JUnit XML: one <testsuite> per layer, one <testcase> per case x backend (pugixml); a
+/// failure's message is its first failed check with its numbers. Control characters that
+/// XML 1.0 forbids and invalid UTF-8 are replaced, so outside text cannot break the file.
+std::string format_junit(const Report& r);
 
-/// Writes `text` to `path` atomically (temporary file in the same folder, then rename),
-/// so a reader never sees a half-written report. Throws std::runtime_error.
+/// Writes `text` to `path` atomically (a temporary file created exclusively in the same
+/// folder, then rename), so a reader never sees a half-written report. Throws
+/// std::runtime_error naming the path.
 void write_atomically(const std::string& path, const std::string& text);
 
 }  // namespace normcheck

@@ -38,10 +38,10 @@ std::string short_label(const std::string& name) {
 
 }  // namespace
 
-std::string format_side_by_side(const std::vector<CaseResult>& results, bool color) {
-  const auto rows = summarize(results);
+std::string format_side_by_side(const Report& rep, bool color) {
+  const auto rows = summarize(rep);
   std::vector<std::string> backends;
-  for (auto& r : results)
+  for (auto& r : rep.cases)
     if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
   // (layer, dtype) rows in the order summarize() gives them.
   std::vector<std::pair<std::string, std::string>> keys;
@@ -106,11 +106,7 @@ std::string format_side_by_side(const std::vector<CaseResult>& results, bool col
       out += fmt::format("{} = {}\n", labels[i], backends[i]);
     }
   out += "\nF failed, E errors, S skipped cases of the row.\n";
-  // The failures, repro lines, skip reasons and totals: the tail of the plain table.
-  const std::string t = format_table(results, false);
-  const std::size_t first_blank = t.find("\n\n");
-  if (first_blank != std::string::npos) out += t.substr(first_blank + 1);
-  return out;
+  return out + format_details(rep, color);
 }
 
 }  // namespace normcheck

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "checks/runner.hpp"
+#include "report/model.hpp"
 
 namespace normcheck {
 
@@ -12,7 +11,7 @@ namespace normcheck {
 /// "max ulp / max stab VERDICT" of that layer on that backend, with counts of failed, error
 /// and skipped cases; "-" where the backend has no case of the row. Long backend names
 /// (cmd:..., plugin:...) are shortened in the header and spelled out in a legend below.
-/// Failures, with their repro lines, follow as in format_table.
-std::string format_side_by_side(const std::vector<CaseResult>& results, bool color);
+/// format_details follows (failures, repro lines, counts, verdict).
+std::string format_side_by_side(const Report& r, bool color);
 
 }  // namespace normcheck

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 
 namespace normcheck {
@@ -164,8 +165,8 @@ std::string primary_output(const Problem& p);
 
 /// Invalid op/convention/inputs combination. `field` names the offending field
 /// ("convention.eps", "inputs.gamma.shape"...), so the parser can point at its line.
-struct SpecError : std::runtime_error {
-  SpecError(std::string field_, const std::string& msg) : std::runtime_error(msg), field(std::move(field_)) {}
+struct SpecError : UsageError {
+  SpecError(std::string field_, const std::string& msg) : UsageError(msg), field(std::move(field_)) {}
   std::string field;
 };
 

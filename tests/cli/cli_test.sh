@@ -104,8 +104,9 @@ k = lambda r: (r['layer'], r['backend'], r['dtype'])
 assert {k(r): r['max_stab'] for r in s['layers']} == {k(r): r['max_stab'] for r in m['layers']}
 assert m['summary']['exit_code'] == 0"
 expect "bad shard" 2 "$nc" run --shard 2/2
-expect "failing shard" 1 "$nc" run "$w" --backend mutant:no_sqrt --format json --output "$tmp/f.json"
-expect "merge keeps the failure" 1 "$nc" merge "$tmp/s0.json" "$tmp/f.json"
+expect "failing shard 0/2" 1 "$nc" run "$w" --backend mutant:no_sqrt --shard 0/2 --format json --output "$tmp/f0.json"
+expect "failing shard 1/2" 1 "$nc" run "$w" --backend mutant:no_sqrt --shard 1/2 --json "$tmp/f1.json"
+expect "merge keeps the failure" 1 "$nc" merge "$tmp/f0.json" "$tmp/f1.json"
 contains "merged failure has its rerun line" "$tmp/out" "rerun: .*--backend mutant:no_sqrt"
 expect "merge of a non-report" 2 "$nc" merge "$w"
 
@@ -116,8 +117,10 @@ import json
 j = json.load(open('$tmp/r.json'))
 j['cases'][0]['status'] = 'WEIRD'; json.dump(j, open('$tmp/weird.json', 'w'))
 j['cases'][0]['status'] = 'PASSED'; j['cases'][0]['metrics'] = 5; json.dump(j, open('$tmp/badm.json', 'w'))"
-expect "merge: unknown status" 2 "$nc" merge "$tmp/r.json" "$tmp/weird.json"
-expect "merge: malformed metrics" 2 "$nc" merge "$tmp/r.json" "$tmp/badm.json"
+expect "merge: unknown status" 2 "$nc" merge "$tmp/weird.json"
+contains "merge: the field is named" "$tmp/err" "weird.json: cases\\[0\\].status: unknown status 'WEIRD'"
+expect "merge: malformed metrics" 2 "$nc" merge "$tmp/badm.json"
+contains "merge: metrics named" "$tmp/err" "badm.json: cases\\[0\\].metrics: expected an object"
 expect "merge: a folder" 2 "$nc" merge "$tmp"
 mkdir -p "$tmp/empty"
 expect "zoo: no cases" 2 "$nc" zoo "$tmp/empty" --no-probe

@@ -17,7 +17,9 @@ check "cuda is listed by 'normcheck backends'" grep -q '^cuda ' /tmp/nc_cuda_bac
 out=$("$NORMCHECK" run --backend cuda --no-color 2>&1); rc=$?
 if grep -q 'SKIPPED.*cuda: \(unavailable: no CUDA device\|not built\)' <<<"$out"; then
   echo "(no usable CUDA device: checking the SKIPPED path)"
-  check "run --backend cuda without a device exits 0 (rc=$rc)" test "$rc" -eq 0
+  # A requested backend that evaluated nothing never passes: unavailable is exit 3.
+  check "run --backend cuda without a device exits 3 (rc=$rc)" test "$rc" -eq 3
+  check "the verdict says cuda evaluated nothing" grep -q 'cuda: evaluated nothing' <<<"$out"
   # shellcheck disable=SC2016  # $1 expands in the inner shell
   check "every cuda row of the table is SKIP" bash -c 'grep -Eq "^[^ ]+ +[^ ]+ +cuda .* SKIP" <<<"$1" && ! grep -Eq "^[^ ]+ +[^ ]+ +cuda .* (PASS|FAIL|ERROR)" <<<"$1"' _ "$out"
   "$NORMCHECK" run --backend cuda --strict --no-color > /tmp/nc_cuda_strict.$$ 2>&1; src=$?
