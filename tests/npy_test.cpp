@@ -47,7 +47,7 @@ TEMPLATE_TEST_CASE_SIG("npy: a tensor reloads bit for bit, specials included", "
   }
 }
 
-TEST_CASE("npy: the data starts at a multiple of 64 bytes; 1-d shapes are tuples '(n,)'", "[npy]") {
+TEST_CASE("npy: the data starts at a multiple of 64 bytes, 1-d shapes are tuples '(n,)'", "[npy]") {
   const std::string p = tmp_path("header.npy");
   write_npy_tensor(p, Tensor::from_doubles(DType::f16, {3}, {1, 2, 3}));
   std::ifstream f(p, std::ios::binary);

@@ -52,7 +52,7 @@ TEST_CASE("plugin: an op the plugin does not support is skipped with its reason"
   CHECK_THAT(*why, Catch::Contains("plugin ABI 1 covers layer_norm and rms_norm, not group_norm"));
 }
 
-TEST_CASE("plugin: a segfault fails that evaluation only; the next one runs in a new worker", "[plugin][isolation]") {
+TEST_CASE("plugin: a segfault fails that evaluation only, the next one runs in a new worker", "[plugin][isolation]") {
   auto b = make_backend(plugin("fault_segfault"), host_options());
   const Problem bad = row_problem(Op::layer_norm, DType::f64, {4}, {1, 2, 3, 4});
   const Problem good = row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3});
@@ -79,7 +79,7 @@ TEST_CASE("cmd: a command that is not executable is a usage error", "[cmd]") {
   CHECK_FALSE(is_backend_spec("onednn"));
 }
 
-TEST_CASE("onednn: layer_norm f32 meets the gate; what it cannot express is skipped with the reason", "[onednn]") {
+TEST_CASE("onednn: layer_norm f32 meets the gate, what it cannot express is skipped with the reason", "[onednn]") {
   auto b = make_backend("onednn");
   if (auto why = b->unavailable()) {
     WARN("onednn not built: " << *why);
