@@ -11,6 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#ifndef NORMCHECK_DATA_RELPATH
+#define NORMCHECK_DATA_RELPATH "../share/normcheck"
+#endif
+
 namespace normcheck {
 
 namespace {
@@ -46,7 +50,7 @@ std::string data_dir() {
   }
   const fs::path dir = exe_dir();
   if (!dir.empty()) {
-    const fs::path installed = (dir / ".." / "share" / "normcheck").lexically_normal();
+    const fs::path installed = (dir / NORMCHECK_DATA_RELPATH).lexically_normal();
     if (has_cases(installed)) return installed.string();
     tried.push_back(installed.string());
     const fs::path src = source_tree(dir);

@@ -8,7 +8,8 @@ namespace normcheck {
 
 /// The folder holding the bundled `cases/` and `golden/` (and `adapters/` once installed):
 /// 1. $NORMCHECK_DATA_DIR when set (it must hold cases/);
-/// 2. <exe dir>/../share/normcheck, the layout `cmake --install` writes;
+/// 2. <exe dir>/../share/normcheck, the layout `cmake --install` writes (the relative path
+///    from CMAKE_INSTALL_BINDIR to CMAKE_INSTALL_DATADIR/normcheck);
 /// 3. the source tree named by <exe dir>/normcheck-source-dir, a file CMake writes beside the
 ///    binary in its build folder only (an installed copy has none, so never reads it).
 /// Throws std::runtime_error naming every place looked at when none holds cases/.
