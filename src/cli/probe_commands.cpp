@@ -5,7 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
+#include <toml++/toml.h>
+
 #include "backends/backend.hpp"
+#include "cases/toml_fields.hpp"
 #include "kernels/mutant/mutants.hpp"
 #include "checks/compare_eps.hpp"
 #include "checks/probe.hpp"
@@ -18,7 +24,7 @@ struct ProbeCommands {
   CLI::App* probe = nullptr;
   CLI::App* compare = nullptr;
   // probe
-  std::string backend, op, dtype = "f32", format = "table", affine, placement, variance;
+  std::string backend, op, dtype = "f32", format = "table", affine, placement, variance, expect;
   double eps = 1e-5;
   std::int64_t d = 64;
   std::uint64_t seed = 1;
@@ -45,6 +51,8 @@ std::shared_ptr<ProbeCommands> add_probe_commands(CLI::App& app) {
   p->add_option("--d", c->d, "hidden size of the experiments (even, >= 16; default 64)");
   p->add_option("--seed", c->seed, "seed of the random rows (default 1)");
   p->add_flag("--all-mutants", c->all_mutants, "probe reference, cpu and every mutant; print one verdict line each");
+  p->add_option("--expect", c->expect, "a convention card (TOML [case.convention], as probe prints it): send its convention "
+                                       "and exit 1 unless the backend shows exactly it (a CI gate)");
   c->probe = p;
   auto* q = app.add_subcommand("compare-eps", "compare eps conventions over a sweep of the row variance and mean "
                                               "(exact reference)");
@@ -69,6 +77,54 @@ int bad(const std::string& msg) {
 
 std::optional<DType> dtype_arg(const std::string& s) { return parse_dtype(s); }
 
+/// The convention a card states: the [case.convention] (or [convention]) table of a TOML
+/// file with the keys a probe card has. Fields it leaves out keep their defaults.
+struct ExpectedCard {
+  Convention conv;
+  std::set<std::string> given;  ///< keys the card states
+};
+
+ExpectedCard read_card(const std::string& path, Op op) {
+  detail::TomlCtx c{path};
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
+  }
+  const toml::node* n = root.at_path("case.convention").node();
+  std::string where = "case.convention";
+  if (!n) n = root.get("convention"), where = "convention";
+  if (!n || !n->as_table()) c.fail(1, "case.convention", "no [case.convention] table (paste the card probe prints)");
+  const toml::table& t = *n->as_table();
+  detail::check_keys(c, t, where, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype"});
+  ExpectedCard card;
+  card.conv = default_probe_options(op).nominal;
+  for (auto& [k, v] : t) {
+    const std::string key(k.str()), f = where + "." + key;
+    card.given.insert(key);
+    if (key == "eps") {
+      card.conv.eps = detail::number(c, v, f);
+      if (!(card.conv.eps >= 0) || !(card.conv.eps <= 1)) c.fail(&v, f, "must be in [0, 1] (the probe's sweep)");
+    } else if (key == "normalized_shape") {
+      const toml::array* a = v.as_array();
+      if (!a || a->size() != 1) c.fail(&v, f, "expected [d]: the probe checks one normalized dim");
+      const std::int64_t d = detail::int_of(c, *a->get(0), f);
+      if (d < 16 || d % 2 || d > 65536) c.fail(&v, f, "d must be even, >= 16 and <= 65536");
+      card.conv.normalized_shape = {d};
+    } else {
+      const std::string sv = detail::string_of(c, v, f);
+      bool ok = true;
+      if (key == "eps_placement") { auto e = parse_eps_placement(sv); ok = e.has_value(); if (ok) card.conv.eps_placement = *e; }
+      else if (key == "variance") { auto e = parse_variance(sv); ok = e.has_value(); if (ok) card.conv.variance = *e; }
+      else if (key == "affine") { auto e = parse_affine(sv); ok = e.has_value(); if (ok) card.conv.affine = *e; }
+      else if (key == "acc_dtype") { auto e = parse_dtype(sv); ok = e.has_value(); if (ok) card.conv.acc_dtype = *e; }
+      if (!ok) c.fail(&v, f, fmt::format("unknown value '{}'", sv));
+    }
+  }
+  return card;
+}
+
 int run_probe(const ProbeCommands& c) {
   if (c.format != "table" && c.format != "json") return bad(fmt::format("probe --format: unknown '{}' (table | json)", c.format));
   const auto dt = dtype_arg(c.dtype);
@@ -87,6 +143,13 @@ int run_probe(const ProbeCommands& c) {
   // The eps sweep spans variances 1e-14..1e2: an eps above 1 leaves no variance range where
   // eps does not dominate, and the fits (and the findings) would be meaningless.
   if (!(c.eps >= 0) || !(c.eps <= 1)) return bad(fmt::format("probe --eps: must be in [0, 1], got {}", c.eps));
+  std::optional<ExpectedCard> card;
+  if (!c.expect.empty()) {
+    if (c.all_mutants || ops.size() != 1) return bad("probe --expect: probe one backend and one op");
+    if (!c.placement.empty() || !c.variance.empty() || !c.affine.empty())
+      return bad("probe --expect: the card gives the convention; drop --placement/--variance/--affine");
+    card = read_card(c.expect, ops.front());
+  }
   std::vector<std::string> names;
   if (c.all_mutants) {
     if (!c.backend.empty()) return bad("probe: give either --backend or --all-mutants, not both");
@@ -125,6 +188,14 @@ int run_probe(const ProbeCommands& c) {
       if (!v) return bad(fmt::format("probe --affine: unknown '{}' ({})", c.affine, choices_affine()));
       o.nominal.affine = *v;
     }
+    if (card) {  // the card is the nominal convention: a deviation is a difference from it
+      o.nominal.eps = card->conv.eps;
+      o.nominal.eps_placement = card->conv.eps_placement;
+      o.nominal.variance = card->conv.variance;
+      o.nominal.affine = card->conv.affine;
+      o.nominal.acc_dtype = card->conv.acc_dtype;
+      if (card->given.count("normalized_shape")) o.d = card->conv.normalized_shape.front();
+    }
     for (const auto& n : names) {
       std::unique_ptr<Backend> b;
       try {
@@ -155,6 +226,26 @@ int run_probe(const ProbeCommands& c) {
     fmt::print("{}", c.format == "json" ? format_probe_summary_json(results) : format_probe_summary(results));
   else
     fmt::print("{}", c.format == "json" ? format_probe_json(results[0]) : format_probe_table(results[0]));
+  if (card) {
+    // A gate: every finding must agree with the card, and each property the card states
+    // must be determined (a probe that cannot tell is not a confirmation).
+    static const std::map<std::string, std::string> kCardKey{{"eps", "eps"}, {"eps_placement", "eps_placement"},
+                                                             {"variance", "variance"}, {"accumulation_precision", "acc_dtype"}};
+    std::vector<std::string> problems;
+    for (const Finding& f : results[0].findings) {
+      if (f.deviates) problems.push_back(fmt::format("{} is {} (card: {})", f.property, f.value, f.expected));
+      auto k = kCardKey.find(f.property);
+      if (!f.deviates && f.certainty == Certainty::undetermined && k != kCardKey.end() && card->given.count(k->second))
+        problems.push_back(fmt::format("{} could not be determined (card: {})", f.property, f.expected));
+    }
+    if (problems.empty()) {
+      fmt::print(stderr, "probe --expect {}: {} matches the card\n", c.expect, results[0].backend);
+      return kOk;
+    }
+    fmt::print(stderr, "probe --expect {}: {} differs from the card:\n", c.expect, results[0].backend);
+    for (const auto& p : problems) fmt::print(stderr, "  {}\n", p);
+    return 1;
+  }
   return kOk;
 }
 

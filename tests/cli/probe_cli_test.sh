@@ -56,6 +56,21 @@ expect_out "\"card\": \"# normcheck probe" "probe json card"
 expect_out "\"property\": \"eps\"" "probe json findings"
 if command -v python3 >/dev/null && ! python3 -m json.tool "$tmp/out" >/dev/null; then echo "FAIL: probe json is not JSON"; fails=$((fails + 1)); fi
 
+# probe --expect CARD: a CI gate on a backend's convention. The card probe prints for cpu
+# is the card cpu matches; a backend with another eps, estimator or placement differs (1).
+expect_rc 0 "probe for a card" -- "$NC" probe --backend cpu
+sed -n '/^# normcheck probe/,$p' "$tmp/out" >"$tmp/card.toml"
+expect_rc 0 "cpu matches its card" -- "$NC" probe --backend cpu --expect "$tmp/card.toml"
+expect_err "cpu matches the card" "--expect matches"
+for m in wrong_eps unbiased_variance eps_outside_sqrt eps_missing f16_accumulation; do
+  expect_rc 1 "mutant:$m differs from the card" -- "$NC" probe --backend mutant:$m --expect "$tmp/card.toml"
+  expect_err "mutant:$m differs from the card" "--expect names the difference ($m)"
+done
+printf '[case.convention]\neps = 1e-05\nbogus = 1\n' >"$tmp/badcard.toml"
+expect_rc 2 "malformed card" -- "$NC" probe --backend cpu --expect "$tmp/badcard.toml"
+expect_err "badcard.toml:3: case.convention.bogus: unknown key" "card errors name file, line and field"
+expect_rc 2 "card with --placement" -- "$NC" probe --backend cpu --expect "$tmp/card.toml" --placement outside_sqrt
+
 # compare-eps: the worked example (var 1e-12, eps 1e-5) and an atomically written plot.
 expect_rc 0 "compare-eps" -- "$NC" compare-eps --conv eps=1e-5,placement=inside_sqrt --conv eps=1e-6,placement=inside_sqrt \
   --conv eps=1e-5,placement=outside_sqrt --means 0 --plot "$tmp/plot.svg"
