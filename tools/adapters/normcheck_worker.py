@@ -1,23 +1,31 @@
 """The worker side of normcheck's external-process protocol (README "External process backends").
 
 An adapter calls serve(name, evaluate): this reads one JSON request per line on stdin and
-answers one JSON line on stdout until EOF. Requests:
+answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
 
     {"type": "hello", "protocol": 1}
         -> {"protocol": 1, "name": NAME}
     {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16",
      "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
-                    "affine": "gamma_beta", "normalized_shape": [8], "acc_dtype": "f32", ...},
-     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, ...},
-     "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16", "shape": [2, 8]}}}
-        -> {"id": 7, "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16"}}}
+                    "affine": "gamma_beta", "normalized_shape": [8], "axes": [], "acc_dtype": "f32",
+                    "num_groups": 0, "momentum": 0.1, "training": true, "track_running_stats": true,
+                    "num_batches_tracked": 0, "sequence": false, "gated": false, "qk_form": "rms"},
+     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, "gamma": ..., "beta": ...},
+     "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16", "shape": [2, 8]}}}
+        -> {"id": 7, "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16"}}}
          | {"id": 7, "skip": "reason"}      (the convention cannot be expressed: SKIPPED)
          | {"id": 7, "error": "message"}    (the framework failed: ERROR)
 
+Every request carries every family's convention fields (momentum "none" is null); batch_norm
+with running stats asks for "running_mean" and "running_var" outputs beside "y".
 Tensors are .npy files: f64, f32 and f16 as float64/float32/float16; bf16 as float32
 holding bfloat16 values, with "dtype": "bf16" beside the path (NumPy has no bfloat16).
 Only protocol lines may go to stdout: serve() points sys.stdout at stderr, so prints and
 library warnings cannot corrupt the stream.
+
+Helpers for adapters: round_to(a, dtype) (round_bf16, round_f16) rounds to a format once,
+correctly; exact(a, dtype, what) passes a framework only values it holds exactly, else Skip;
+one_plus(w, dtype, what) forms 1 + w for affine one_plus_w under the same rule.
 """
 
 import json
