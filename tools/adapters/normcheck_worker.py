@@ -1,23 +1,31 @@
 """The worker side of normcheck's external-process protocol (README "External process backends").
 
 An adapter calls serve(name, evaluate): this reads one JSON request per line on stdin and
-answers one JSON line on stdout until EOF. Requests:
+answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
 
     {"type": "hello", "protocol": 1}
         -> {"protocol": 1, "name": NAME}
     {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16",
      "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
-                    "affine": "gamma_beta", "normalized_shape": [8], "acc_dtype": "f32", ...},
-     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, ...},
-     "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16", "shape": [2, 8]}}}
-        -> {"id": 7, "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16"}}}
+                    "affine": "gamma_beta", "normalized_shape": [8], "axes": [], "acc_dtype": "f32",
+                    "num_groups": 0, "momentum": null, "training": true, "track_running_stats": true,
+                    "num_batches_tracked": 0, "sequence": false, "gated": false, "qk_form": "rms"},
+     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, "gamma": ..., "beta": ...},
+     "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16", "shape": [2, 8]}}}
+        -> {"id": 7, "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16"}}}
          | {"id": 7, "skip": "reason"}      (the convention cannot be expressed: SKIPPED)
          | {"id": 7, "error": "message"}    (the framework failed: ERROR)
 
+Every request carries every family's convention fields (momentum "none" is null); batch_norm
+with running stats asks for "running_mean" and "running_var" outputs beside "y".
 Tensors are .npy files: f64, f32 and f16 as float64/float32/float16; bf16 as float32
 holding bfloat16 values, with "dtype": "bf16" beside the path (NumPy has no bfloat16).
 Only protocol lines may go to stdout: serve() points sys.stdout at stderr, so prints and
 library warnings cannot corrupt the stream.
+
+Helpers for adapters: round_to(a, dtype) (round_bf16, round_f16) rounds to a format once,
+correctly; exact(a, dtype, what) passes a framework only values it holds exactly, else Skip;
+one_plus(w, dtype, what) forms 1 + w for affine one_plus_w under the same rule.
 """
 
 import json
@@ -44,26 +52,86 @@ def load_inputs(req):
     return out
 
 
-def exact_cast(a, dtype, what):
-    """a converted to NumPy dtype `dtype`, raising Skip if some value would change."""
-    b = np.asarray(a).astype(dtype)
-    same = (b.astype(np.float64) == np.asarray(a, dtype=np.float64)) | (np.isnan(b) & np.isnan(a))
+# The formats the protocol carries, as (fraction bits p, minimum normal exponent emin,
+# maximum exponent emax, NumPy storage type): a finite nonzero value is m * 2^(e - p) with
+# integer |m| < 2^(p+1) and e >= emin, and |value| < 2^(emax + 1).
+FORMATS = {"f64": (52, -1022, 1023, np.float64), "f32": (23, -126, 127, np.float32),
+           "f16": (10, -14, 15, np.float16), "bf16": (7, -126, 127, np.float32)}
+
+
+def round_to(a, dtype_name):
+    """The values of `a` (float16, float32 or float64, any shape) rounded once, to nearest with
+    ties to even, to the format `dtype_name` ("bf16", "f16", "f32" or "f64"), as an array of
+    that format's NumPy storage type: float16 for f16, float32 for bf16 (bfloat16 values) and
+    f32, float64 for f64.
+
+    The rounding is IEEE 754 roundTiesToEven from the exact input value (float64 inputs are not
+    rounded to float32 first, which could round twice): gradual underflow to the format's
+    subnormals (bf16 steps of 2^-133 below 2^-126, f16 steps of 2^-24 below 2^-14) and to
+    signed zero; values at or beyond the rounding boundary of the largest finite value (bf16
+    0x1.ffp127, half-way between 0x1.fep127 and 2^128; f16 65520) become +-inf; inf stays inf
+    and NaN stays NaN. round_bf16 and round_f16 are its two common uses.
+
+    How: with e the exponent of a's leading bit, clamped below at emin, the format's spacing
+    there is 2^(e - p); a * 2^(p - e) is exact in binary64 (a power-of-two scaling that stays
+    in binary64's normal range), np.rint rounds it to the nearest integer with ties to even,
+    and scaling back is exact. A result of 2^(emax + 1) or more is the overflow to inf."""
+    p, emin, emax, storage = FORMATS[dtype_name]
+    x = np.asarray(a)
+    if x.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"round_to: {x.dtype} input (float16, float32 or float64 only)")
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN (signaling ones too) pass through
+        x = x.astype(np.float64)  # exact
+        if dtype_name == "f64":
+            return x
+        _, e = np.frexp(x)  # x = f * 2^e with 0.5 <= |f| < 1 (e = 0 for zero, inf, NaN)
+        ulp_exp = np.maximum(e.astype(np.int64) - 1, emin) - p
+        r = np.ldexp(np.rint(np.ldexp(x, -ulp_exp)), ulp_exp)
+        r = np.where(np.abs(r) >= 2.0 ** (emax + 1), np.copysign(np.inf, x), r)
+        r = np.where(np.isfinite(x), r, x)  # inf stays inf, NaN stays NaN
+        return r.astype(storage)  # exact: r is a value of the format, or +-inf, or NaN
+
+
+def round_bf16(a):
+    """round_to(a, "bf16"): a's values rounded to nearest even bfloat16, as float32."""
+    return round_to(a, "bf16")
+
+
+def round_f16(a):
+    """round_to(a, "f16"): a's values rounded to nearest even binary16, as float16."""
+    return round_to(a, "f16")
+
+
+def exact(a, dtype_name, what):
+    """a as values of `dtype_name` in its storage type (round_to), raising Skip naming the first
+    value that is not one: an adapter passes a framework only values it can hold exactly, so a
+    case is never run on rounded inputs."""
+    a = np.asarray(a)
+    b = round_to(a, dtype_name)
+    same = (b.astype(np.float64) == a.astype(np.float64)) | (np.isnan(b) & np.isnan(a))
     if not np.all(same):
-        i = np.argwhere(~same)[0]
-        raise Skip(f"{what}: value {np.asarray(a)[tuple(i)]!r} at {list(i)} is not a {np.dtype(dtype).name} value")
+        i = tuple(int(k) for k in np.argwhere(~same)[0])
+        raise Skip(f"{what}: value {float(a[i])!r} at {list(i)} is not a {dtype_name} value")
     return b
 
 
-def one_plus(w, dtype, what):
-    """1 + w as `dtype` when every 1 + w is exactly a value of it (the same numerics as a kernel
-    that forms 1 + w itself in that type); else Skip."""
+def exact_cast(a, dtype, what):
+    """a converted to NumPy dtype `dtype` (float16, float32 or float64), raising Skip if some
+    value would change (exact() with the format named by its NumPy type)."""
+    return exact(a, {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
+                     np.dtype(np.float64): "f64"}[np.dtype(dtype)], what)
+
+
+def one_plus(w, dtype_name, what):
+    """1 + w as values of `dtype_name` (storage type as round_to) when every 1 + w is exactly a
+    value of it (the same numerics as a kernel that forms 1 + w itself in that type); else Skip."""
     w64 = np.asarray(w, dtype=np.float64)
     s = 1.0 + w64
     bb = s - 1.0
     err = (1.0 - (s - bb)) + (w64 - bb)  # TwoSum: the exact rounding error of 1 + w in binary64
     if np.any(err != 0):
         raise Skip(f"{what}: 1 + gamma is not exact in binary64")
-    return exact_cast(s, dtype, f"{what}: 1 + gamma")
+    return exact(s, dtype_name, f"{what}: 1 + gamma")
 
 
 def _write(path, array, dtype_name):

@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from normcheck_worker import NUMPY, Skip, exact_cast, one_plus, serve  # noqa: E402
+from normcheck_worker import NUMPY, Skip, exact, one_plus, serve  # noqa: E402
 
 try:
     import onnx
@@ -131,19 +131,17 @@ def _common(req, inputs, op_name):
 
 
 def _param(inputs, name, dt, shape, affine):
-    """gamma / beta in x's type (exact), or the neutral value for the affine convention."""
+    """gamma / beta as values of x's type (exact, else SKIPPED), or the neutral value for the
+    affine convention. bf16 values travel as float32; the graph's Cast to bfloat16 is then exact."""
     np_t = NUMPY.get(dt, np.float32)
     if name == "gamma":
         if affine == "none":
             return np.ones(shape, np_t)
         if affine == "one_plus_w":
-            return one_plus(inputs["gamma"][0], np_t, "onnxruntime").reshape(shape)
+            return one_plus(inputs["gamma"][0], dt, "onnxruntime").reshape(shape)
     if name == "beta" and affine != "gamma_beta":
         return np.zeros(shape, np_t)
-    a = inputs[name][0]
-    if dt == "bf16":  # bf16 values: keep float32, the graph casts exactly
-        return exact_cast(a, np.float32, f"onnxruntime: {name}").reshape(shape)
-    return exact_cast(a, np_t, f"onnxruntime: {name} in {dt}").reshape(shape)
+    return exact(inputs[name][0], dt, f"onnxruntime: {name} in {dt}").reshape(shape)
 
 
 def _x(inputs, dt):

@@ -24,6 +24,38 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   f64): a case whose acc_dtype differs is SKIPPED.
 - eps is a Python float (binary64); what the kernel does with it (e.g. a float cast on CPU
   for f32 data) is PyTorch's numerics, under test.
+- Inputs and parameters reach PyTorch only as exact values of x's dtype (normcheck_worker's
+  exact(), which rounds with round_to and compares): a value the dtype cannot hold is SKIPPED,
+  never rounded on the way in.
+
+Refused arguments are SKIPPED; everything else that goes wrong is an ERROR or a FAILED case.
+PyTorch validates some arguments before computing anything, and a convention it refuses is
+one it does not offer (SKIPPED with PyTorch's own message), not a backend that broke:
+
+- A ValueError or NotImplementedError raised inside the torch package while an op is called
+  (call()) becomes SKIPPED with PyTorch's type and message. These are its argument checks:
+  the Python ones in torch.nn.functional (raise ValueError), C++ TORCH_CHECK_VALUE, and the
+  dtype dispatch's "not implemented for 'Half'" (NotImplementedError). Those a bundled case
+  can trip, torch 2.15:
+    F.batch_norm, training: "batch_norm eps must be positive during training" (eps = 0; also
+      eval with track_running_stats = false, which normalizes with batch statistics exactly as
+      nn.BatchNorm does, by calling F.batch_norm with training=True);
+    F.batch_norm, training: "Expected more than 1 value per channel when training" (N * spatial
+      = 1, per call of a sequence); "batch_norm eps must be non-negative" (eps < 0, any mode);
+    F.instance_norm: "Expected more than 1 spatial element when training" (x [N, C] or one
+      spatial element);
+    F.group_norm: "Expected more than 1 value per channel when training" (N * C / G * spatial
+      = 1, i.e. one value per group).
+- PyTorch reports a few refusals as RuntimeError, the type of its internal failures and of
+  out-of-memory too, so those are never translated; the ones a case can reach are checked
+  before the call instead, with PyTorch's wording: F.group_norm's "Expected at least 2
+  dimensions" and "Expected number of channels in input to be divisible by num_groups".
+  Mixed parameter dtypes ("mixed dtype (CPU)", "expected scalar type") cannot arise: every
+  tensor is passed in x's dtype.
+- Anything else stays an ERROR: any other exception, any exception raised in this adapter's
+  own code (a ValueError from NumPy here is a bug, not a refusal), a crash, a timeout.
+- Results are never judged here: NaN, inf or wrong values go back to normcheck as they are
+  (FAILED by its checks), and a wrong shape or dtype is normcheck's ERROR.
 """
 
 import argparse
@@ -33,7 +65,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from normcheck_worker import Skip, one_plus, serve  # noqa: E402
+from normcheck_worker import Skip, exact, one_plus, serve  # noqa: E402
 
 try:
     import torch
@@ -43,7 +75,6 @@ except ImportError as e:
     sys.exit(3)
 
 TORCH = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-NP = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}
 OPMATH = {"f64": "f64", "f32": "f32", "f16": "f32", "bf16": "f32"}
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -59,13 +90,34 @@ if DEVICE.type == "cuda":
 NAME = f"torch {torch.__version__} {DEVICE}" + (f" ({torch.cuda.get_device_name(DEVICE)})" if DEVICE.type == "cuda" else "")
 
 
-def tensor(a, dt):
-    """An exact torch tensor of dtype dt on DEVICE from a NumPy array of its values."""
-    t = torch.from_numpy(np.ascontiguousarray(a).astype(NP[dt]))
-    r = t.to(TORCH[dt])
-    if not torch.equal(r.to(torch.float64), t.to(torch.float64)) and not bool(torch.isnan(t).any()):
-        raise Skip(f"torch: some value is not a {dt} value")
-    return r.to(DEVICE)
+def tensor(a, dt, what):
+    """A torch tensor of dtype dt on DEVICE holding exactly the values of NumPy array a; SKIPPED
+    (exact()) when some value is not a value of dt. bf16 values travel as float32, whose
+    conversion to torch.bfloat16 is then exact."""
+    v = exact(a, dt, f"torch: {what} in {dt}")
+    return torch.from_numpy(np.ascontiguousarray(v)).to(TORCH[dt]).to(DEVICE)
+
+
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def _raised_in_torch(e):
+    """Whether the innermost frame of e's traceback is torch's own code (its Python, or a C++
+    op it called), not this adapter's."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(TORCH_DIR)
+
+
+def call(fn_name, fn, *args):
+    """fn(*args), with PyTorch's argument refusals (module docstring) turned into Skip."""
+    try:
+        return fn(*args)
+    except (ValueError, NotImplementedError) as e:
+        if not _raised_in_torch(e):
+            raise
+        raise Skip(f"torch: {fn_name} refuses the arguments: {type(e).__name__}: {str(e).splitlines()[0]}") from e
 
 
 def out(t, dt):
@@ -91,13 +143,13 @@ def params(inputs, c, dt, fn, bias_ok=True):
     affine = c.get("affine", "none")
     w = b = None
     if affine in ("gamma", "gamma_beta"):
-        w = tensor(inputs["gamma"][0], dt)
+        w = tensor(inputs["gamma"][0], dt, "gamma")
     elif affine == "one_plus_w":
-        w = tensor(one_plus(inputs["gamma"][0], NP[dt] if dt != "bf16" else np.float32, "torch"), dt)
+        w = tensor(one_plus(inputs["gamma"][0], dt, "torch"), dt, "1 + gamma")
     if affine == "gamma_beta":
         if not bias_ok:
             raise Skip(f"torch: {fn} has no bias (affine gamma_beta not expressible)")
-        b = tensor(inputs["beta"][0], dt)
+        b = tensor(inputs["beta"][0], dt, "beta")
     return w, b
 
 
@@ -105,9 +157,9 @@ def layer_norm(req, inputs):
     c, dt = common(req, inputs, "F.layer_norm")
     w, b = params(inputs, c, dt, "F.layer_norm")
     ns = list(c["normalized_shape"])
-    x = tensor(inputs["x"][0], dt)
-    return {"y": out(F.layer_norm(x, ns, w.reshape(ns) if w is not None else None,
-                                  b.reshape(ns) if b is not None else None, float(c["eps"])), dt)}
+    x = tensor(inputs["x"][0], dt, "x")
+    return {"y": out(call("F.layer_norm", F.layer_norm, x, ns, w.reshape(ns) if w is not None else None,
+                          b.reshape(ns) if b is not None else None, float(c["eps"])), dt)}
 
 
 def rms_norm(req, inputs):
@@ -116,24 +168,30 @@ def rms_norm(req, inputs):
     c, dt = common(req, inputs, "F.rms_norm")
     w, _ = params(inputs, c, dt, "F.rms_norm", bias_ok=False)
     ns = list(c["normalized_shape"])
-    x = tensor(inputs["x"][0], dt)
-    return {"y": out(F.rms_norm(x, ns, w.reshape(ns) if w is not None else None, float(c["eps"])), dt)}
+    x = tensor(inputs["x"][0], dt, "x")
+    return {"y": out(call("F.rms_norm", F.rms_norm, x, ns, w.reshape(ns) if w is not None else None,
+                          float(c["eps"])), dt)}
 
 
 def group_norm(req, inputs):
     c, dt = common(req, inputs, "F.group_norm")
     w, b = params(inputs, c, dt, "F.group_norm")
-    x = tensor(inputs["x"][0], dt)
-    return {"y": out(F.group_norm(x, int(c["num_groups"]), w, b, float(c["eps"])), dt)}
+    x = tensor(inputs["x"][0], dt, "x")
+    g = int(c["num_groups"])
+    if x.dim() < 2:  # RuntimeError in PyTorch: checked here (module docstring)
+        raise Skip(f"torch: F.group_norm refuses the arguments: Expected at least 2 dimensions for input tensor "
+                   f"but received {x.dim()}")
+    if g < 1 or x.shape[1] % g != 0:
+        raise Skip(f"torch: F.group_norm refuses the arguments: Expected number of channels in input to be "
+                   f"divisible by num_groups, but got input of shape {list(x.shape)} and num_groups={g}")
+    return {"y": out(call("F.group_norm", F.group_norm, x, g, w, b, float(c["eps"])), dt)}
 
 
 def instance_norm(req, inputs):
     c, dt = common(req, inputs, "F.instance_norm")
     w, b = params(inputs, c, dt, "F.instance_norm")
-    x = tensor(inputs["x"][0], dt)
-    if x[0, 0].numel() == 1:
-        raise Skip("torch: F.instance_norm refuses a single spatial element (\"Expected more than 1 spatial element\")")
-    return {"y": out(F.instance_norm(x, None, None, w, b, True, 0.0, float(c["eps"])), dt)}
+    x = tensor(inputs["x"][0], dt, "x")
+    return {"y": out(call("F.instance_norm", F.instance_norm, x, None, None, w, b, True, 0.0, float(c["eps"])), dt)}
 
 
 def batch_norm(req, inputs):
@@ -141,10 +199,10 @@ def batch_norm(req, inputs):
     w, b = params(inputs, c, dt, "F.batch_norm")
     training = bool(c.get("training", True))
     track = bool(c.get("track_running_stats", True))
-    x = tensor(inputs["x"][0], dt)
+    x = tensor(inputs["x"][0], dt, "x")
     steps = list(x) if c.get("sequence", False) else [x]
-    rm = tensor(inputs["running_mean"][0], dt).clone() if track else None
-    rv = tensor(inputs["running_var"][0], dt).clone() if track else None
+    rm = tensor(inputs["running_mean"][0], dt, "running_mean").clone() if track else None
+    rv = tensor(inputs["running_var"][0], dt, "running_var").clone() if track else None
     nbt = int(c.get("num_batches_tracked", 0))
     ys = []
     for xs in steps:
@@ -154,7 +212,7 @@ def batch_norm(req, inputs):
             factor = 1.0 / nbt if m is None else float(m)
         else:
             factor = 0.0
-        ys.append(F.batch_norm(xs, rm, rv, w, b, training or not track, factor, float(c["eps"])))
+        ys.append(call("F.batch_norm", F.batch_norm, xs, rm, rv, w, b, training or not track, factor, float(c["eps"])))
     y = torch.stack(ys) if c.get("sequence", False) else ys[0]
     res = {"y": out(y, dt)}
     if track:
@@ -165,10 +223,10 @@ def batch_norm(req, inputs):
 
 def l2_normalize(req, inputs):
     c, dt = common(req, inputs, "F.normalize", placements=("clamp_norm",))
-    x = tensor(inputs["x"][0], dt)
+    x = tensor(inputs["x"][0], dt, "x")
     axes = c.get("axes") or list(range(x.ndim - len(c.get("normalized_shape", [1])), x.ndim))
     dim = axes[0] if len(axes) == 1 else tuple(axes)
-    return {"y": out(F.normalize(x, p=2.0, dim=dim, eps=float(c["eps"])), dt)}
+    return {"y": out(call("F.normalize", F.normalize, x, 2.0, dim, float(c["eps"])), dt)}
 
 
 OPS = {"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm, "instance_norm": instance_norm,
