@@ -10,16 +10,19 @@
 #include <boost/multiprecision/mpfr.hpp>
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
 #include "checks/runner.hpp"
 #include "family_test_util.hpp"
 #include "test_util.hpp"
-#include "reference/l2_normalize.hpp"
-#include "reference/row_norm.hpp"
-#include "reference/row_norm_backward.hpp"
+#include "ops/l2_normalize/reference.hpp"
+#include "ops/common/row_norm.hpp"
+#include "ops/common/row_norm_backward.hpp"
+#include "spec/layout.hpp"
+#include "ops/registry.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 using normcheck::test::tensor;
@@ -39,15 +42,13 @@ std::vector<T> forward(const Problem& p, const Inputs& in) {
   std::vector<T> y(x.size());
   std::vector<double> cond(x.size());
   auto get = [&](const char* k) { return in.count(k) ? in.at(k).data() : static_cast<const T*>(nullptr); };
-  switch (p.op) {
-    case Op::layer_norm: case Op::rms_norm: {
+  const Op op = p.op;
+  if (op == Op::layer_norm || op == Op::rms_norm) {
       const RowLayout l = row_layout(p);
       for (std::int64_t r = 0; r < l.rows; ++r)
         reference::normalize_group(x.data() + r * l.m, l.m, p.op == Op::layer_norm, p.conv, get("gamma"), get("beta"),
                                    y.data() + r * l.m, cond.data() + r * l.m);
-      break;
-    }
-    case Op::group_norm: case Op::instance_norm: case Op::batch_norm: {
+  } else if (op == Op::group_norm || op == Op::instance_norm || op == Op::batch_norm) {
       const ChannelLayout l = channel_layout(p);
       const bool eval = p.op == Op::batch_norm && !p.conv.training && p.conv.track_running_stats;
       // The elements of each group by flat index: (n, g) blocks, or BN's channels over N, spatial.
@@ -87,9 +88,7 @@ std::vector<T> forward(const Problem& p, const Inputs& in) {
         }
         for (std::size_t k = 0; k < g.size(); ++k) y[g[k]] = yg[k];
       }
-      break;
-    }
-    case Op::l2_normalize: case Op::scale_norm: {
+  } else if (op == Op::l2_normalize || op == Op::scale_norm) {
       const ReductionLayout l = reduction_layout(xs, reduced_axes(p));
       const T gain = p.op == Op::scale_norm ? in.at("g")[0] : T(1);
       for (auto b : l.base) {
@@ -99,9 +98,7 @@ std::vector<T> forward(const Problem& p, const Inputs& in) {
         reference::l2_group(xg.data(), static_cast<std::int64_t>(xg.size()), p.conv, gain, yg.data(), cg.data());
         for (std::size_t k = 0; k < l.member.size(); ++k) y[b + l.member[k]] = yg[k];
       }
-      break;
-    }
-    case Op::ada_layer_norm: case Op::ada_rms_norm: {
+  } else if (op == Op::ada_layer_norm || op == Op::ada_rms_norm) {
       const std::int64_t d = xs.back(), rows = static_cast<std::int64_t>(x.size()) / d, per_batch = rows / xs.front();
       Convention c0 = p.conv;
       c0.affine = Affine::none;
@@ -111,9 +108,8 @@ std::vector<T> forward(const Problem& p, const Inputs& in) {
         const std::int64_t pb = (r / per_batch) * d;
         for (std::int64_t j = 0; j < d; ++j) y[r * d + j] = (T(1) + in.at("scale")[pb + j]) * y[r * d + j] + in.at("shift")[pb + j];
       }
-      break;
-    }
-    case Op::qk_norm: FAIL("no backward"); break;
+  } else {
+    FAIL("no backward");
   }
   return y;
 }
@@ -402,11 +398,11 @@ TEST_CASE("backward: cpu kernels within the default backward gate on random inpu
   for (auto& [op, xs] : all) {
     for (bool training : {true, false}) {
       if (!training && op != Op::batch_norm) continue;
-      const std::uint64_t seed = 500 + static_cast<std::uint64_t>(op) * 11 + static_cast<std::uint64_t>(dt) * 3 + (mean > 0);
+      const std::uint64_t seed = 500 + test::op_index(op) * 11 + static_cast<std::uint64_t>(dt) * 3 + (mean > 0);
       Problem p = random_backward(op, xs, dt, mean, affine, seed);
       p.conv.training = training;
       const auto ref = reference::evaluate_exact(p);
-      const auto out = cpu->run(p, {});
+      const auto out = cpu->run(validate(p), {});
       const Gate g = default_gate(p);
       for (auto& [name, r] : ref) {
         const MetricSet ms = measure(out.at(name), r, p.out_dtype, p.conv.acc_dtype);
@@ -427,12 +423,12 @@ class ForwardOnly final : public Backend {
  public:
   std::string name() const override { return "forward-only"; }
   std::string description() const override { return "test: the cpu forward kernels, no backward"; }
-  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
-  Outputs run(const Problem& p, const Recorded& r) override {
-    Problem f = p;
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
+  Outputs run(const ValidProblem& p, const Recorded& r) override {
+    Problem f = *p;
     f.conv.direction = Direction::forward;
     f.inputs.erase("dy");
-    return cpu_->run(f, r);
+    return cpu_->run(validate(f), r);
   }
 
  private:

@@ -6,7 +6,7 @@
 #include <pugixml.hpp>
 
 #include "checks/compare_eps.hpp"
-#include "report/svg_plot.hpp"
+#include "core/svg_plot.hpp"
 
 using namespace normcheck;
 

@@ -7,9 +7,10 @@
 
 #include <unistd.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
 #include "compare/compare.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 namespace fs = std::filesystem;
@@ -67,7 +68,7 @@ void write_layer(const fs::path& dir, const std::string& layer, std::uint64_t se
   p.inputs["x"] = Tensor::from_doubles(DType::f32, {3, 8}, generate_normal(24, 2.0, 1.0, seed));
   p.inputs["gamma"] = Tensor::from_doubles(DType::f32, {8}, generate_normal(8, 1.0, 0.1, seed + 1));
   p.inputs["beta"] = Tensor::from_doubles(DType::f32, {8}, generate_normal(8, 0.0, 0.1, seed + 2));
-  const Tensor y = make_backend("reference")->run(p, {}).at("y");
+  const Tensor y = make_backend("reference")->run(validate(p), {}).at("y");
   write_npy((dir / (layer + ".input.npy")).string(), p.x());
   write_npy((dir / (layer + ".gamma.npy")).string(), *p.input("gamma"));
   write_npy((dir / (layer + ".beta.npy")).string(), *p.input("beta"));

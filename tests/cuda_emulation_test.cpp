@@ -16,7 +16,7 @@
 #include "checks/metrics.hpp"
 #include "kernels/cuda/emulate.hpp"
 #include "kernels/cuda/launch.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
 #ifdef NORMCHECK_HAVE_CUDA
 #include "kernels/cuda/row_norm.hpp"
 #endif

@@ -19,7 +19,7 @@
 #include "checks/runner.hpp"
 #include "checks/metrics.hpp"
 #include "kernels/cuda/emulate_family.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
 #ifdef NORMCHECK_HAVE_CUDA
 #include "kernels/cuda/family.hpp"
 #include "kernels/cuda/row_norm.hpp"
@@ -361,12 +361,13 @@ class EmulatedFamilyBackend final : public Backend {
  public:
   std::string name() const override { return "cuda-emulated"; }
   std::string description() const override { return "the CUDA family kernels, emulated on the CPU"; }
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+  std::optional<std::string> unsupported(const ValidProblem& vp, const Recorded&) const override {
+    const Problem& p = *vp;
     if (p.op != Op::group_norm && p.op != Op::instance_norm && p.op != Op::batch_norm) return std::string("not a family op");
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64) return std::string("accumulation not offered");
     return std::nullopt;
   }
-  Outputs run(const Problem& p, const Recorded&) override { return emulate(p).out; }
+  Outputs run(const ValidProblem& p, const Recorded&) override { return emulate(*p).out; }
 };
 
 }  // namespace

@@ -10,8 +10,9 @@
 
 #include "cases/case.hpp"
 #include "checks/runner.hpp"
-#include "kernels/mutant/mutants.hpp"
-#include "reference/reference.hpp"
+#include "ops/common/mutants.hpp"
+#include "ops/reference.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
 #include "spec/op.hpp"
+#include "ops/registry.hpp"
+#include "backends/registry.hpp"
 
 namespace normcheck::test {
 
@@ -37,7 +39,7 @@ inline std::vector<double> exact(const Problem& p, const std::string& name = "y"
 /// The cpu backend's output `name` as doubles.
 inline std::vector<double> cpu(const Problem& p, const std::string& name = "y") {
   auto be = make_backend("cpu");
-  return be->run(p, {}).at(name).to_doubles();
+  return be->run(validate(p), {}).at(name).to_doubles();
 }
 
 }  // namespace normcheck::test

@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "test_util.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 using test::row_problem;
@@ -94,7 +95,7 @@ TEST_CASE("layer_norm: cpu kernel within the default gate on random rows, every 
   p.inputs["gamma"] = Tensor::from_doubles(DType::f32, {d}, generate_uniform(d, 0.5, 2.0, seed + 1));
   p.inputs["beta"] = Tensor::from_doubles(DType::f32, {d}, generate_uniform(d, -1.0, 1.0, seed + 2));
   const auto ref = reference::evaluate_exact(p);
-  const auto out = cpu->run(p, {});
+  const auto out = cpu->run(validate(p), {});
   const MetricSet ms = measure(out.at("y"), ref.at("y"), p.out_dtype, p.conv.acc_dtype);
   const Gate g = default_gate(p);
   INFO(fmt::format("stab = {} (gate {}), ulp = {}", ms.stab.value, g.max, ms.ulp.value));

@@ -7,6 +7,7 @@
 
 #include "checks/runner.hpp"
 #include "test_util.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 

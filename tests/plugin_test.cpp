@@ -4,10 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
 #include "test_util.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 using test::row_problem;
@@ -22,9 +23,11 @@ BackendOptions host_options() {
 std::string plugin(const std::string& name) { return fmt::format("plugin:{}/libnc_{}.so", NORMCHECK_PLUGIN_DIR, name); }
 
 /// stab of the backend's y against the exact reference.
-double stab_of(Backend& b, const Problem& p) {
-  REQUIRE_FALSE(b.unsupported(p, {}));
-  const Outputs o = b.run(p, {});
+double stab_of(Backend& b, const Problem& problem) {
+  const ValidProblem vp = validate(problem);
+  const Problem& p = *vp;
+  REQUIRE_FALSE(b.unsupported(vp, {}));
+  const Outputs o = b.run(vp, {});
   return measure(o.at("y"), reference::evaluate_exact(p).at("y"), p.out_dtype, p.conv.acc_dtype).stab.value;
 }
 }  // namespace
@@ -47,14 +50,16 @@ TEST_CASE("plugin: an op the plugin does not support is skipped with its reason"
   auto b = make_backend(plugin("example_plugin"), host_options());
   Problem p = row_problem(Op::layer_norm, DType::f32, {1, 4}, {1, 2, 3, 4});
   p.op = Op::group_norm;
-  const auto why = b->unsupported(p, {});
+  p.inputs["x"] = Tensor::from_doubles(DType::f32, {1, 2, 2}, {1, 2, 3, 4});
+  p.conv.num_groups = 1;
+  const auto why = b->unsupported(validate(p), {});
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("plugin ABI 1 covers layer_norm and rms_norm, not group_norm"));
 }
 
 TEST_CASE("plugin: a segfault fails that evaluation only, the next one runs in a new worker", "[plugin][isolation]") {
   auto b = make_backend(plugin("fault_segfault"), host_options());
-  const Problem bad = row_problem(Op::layer_norm, DType::f64, {4}, {1, 2, 3, 4});
+  const ValidProblem bad = validate(row_problem(Op::layer_norm, DType::f64, {4}, {1, 2, 3, 4}));
   const Problem good = row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3});
   CHECK(stab_of(*b, good) <= 1);
   CHECK_FALSE(b->unsupported(bad, {}));  // the crash is kept for run()
@@ -91,13 +96,13 @@ TEST_CASE("onednn: layer_norm f32 meets the gate, what it cannot express is skip
   CHECK(stab_of(*b, p) <= default_gate(p).max);
   Problem q = p;
   q.conv.eps_placement = EpsPlacement::outside_sqrt;
-  CHECK_THAT(b->unsupported(q, {}).value_or(""), Catch::Contains("eps_placement outside_sqrt not expressible"));
+  CHECK_THAT(b->unsupported(validate(q), {}).value_or(""), Catch::Contains("eps_placement outside_sqrt not expressible"));
   Problem r = row_problem(Op::rms_norm, DType::f32, {1, 4}, {1, 2, 3, 4});
-  CHECK_THAT(b->unsupported(r, {}).value_or(""), Catch::Contains("no RMS normalization"));
+  CHECK_THAT(b->unsupported(validate(r), {}).value_or(""), Catch::Contains("no RMS normalization"));
   // one_plus_w: 1 + w exact in f32 -> expressed; 1 + 2^-30 is not a binary32 value -> skipped.
   Problem s = row_problem(Op::layer_norm, DType::f32, {1, 4}, {1, 2, 3, 5}, 1e-5, Affine::one_plus_w);
   s.inputs["gamma"] = Tensor::from_doubles(DType::f32, {4}, {0.5, -0.25, 0, 2});
   CHECK(stab_of(*b, s) <= default_gate(s).max);
   s.inputs["gamma"].set(0, std::ldexp(1.0, -30));
-  CHECK_THAT(b->unsupported(s, {}).value_or(""), Catch::Contains("1 + gamma at [0]"));
+  CHECK_THAT(b->unsupported(validate(s), {}).value_or(""), Catch::Contains("1 + gamma at [0]"));
 }

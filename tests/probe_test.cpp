@@ -11,11 +11,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
 #include "checks/eps_fit.hpp"
 #include "checks/probe.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
+#include "spec/layout.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 
@@ -56,9 +58,9 @@ class FixedConventionBackend final : public Backend {
   FixedConventionBackend(EpsPlacement pl, double eps) : pl_(pl), eps_(eps) {}
   std::string name() const override { return "fixed"; }
   std::string description() const override { return "reference with a fixed eps convention"; }
-  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
-  Outputs run(const Problem& p, const Recorded&) override {
-    Problem q = p;
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
+  Outputs run(const ValidProblem& p, const Recorded&) override {
+    Problem q = *p;
     q.conv.eps_placement = pl_;
     q.conv.eps = eps_;
     Outputs o;
@@ -80,8 +82,9 @@ class RowKernelBackend final : public Backend {
   RowKernelBackend(double (*rd)(double), bool swallow_nonfinite) : rd_(rd), swallow_(swallow_nonfinite) {}
   std::string name() const override { return "row-kernel"; }
   std::string description() const override { return "test row kernel"; }
-  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
-  Outputs run(const Problem& p, const Recorded&) override {
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
+  Outputs run(const ValidProblem& vp, const Recorded&) override {
+    const Problem& p = *vp;
     const RowLayout l = row_layout(p);
     const Tensor& x = p.x();
     const Tensor* g = p.input("gamma");
@@ -254,7 +257,7 @@ TEST_CASE("probe: the mutant zoo, each fault named and nothing else", "[probe][m
     p.op = Op::layer_norm;
     p.conv.normalized_shape = {4};
     p.inputs["x"] = Tensor(DType::f32, {4});
-    if (!b->unsupported(p, {})) CHECK(covered.count(m) == 1);
+    if (!b->unsupported(validate(p), {})) CHECK(covered.count(m) == 1);
   }
 
   for (const auto& z : zoo) {

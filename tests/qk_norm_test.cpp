@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "family_test_util.hpp"
+#include "ops/registry.hpp"
 
 using namespace normcheck;
 using normcheck::test::exact;

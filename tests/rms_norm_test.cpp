@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "test_util.hpp"
+#include "backends/registry.hpp"
 
 using namespace normcheck;
 using test::row_problem;
@@ -70,7 +71,7 @@ TEST_CASE("rms_norm: cpu kernel within the default gate on random rows, every d 
   Problem p = row_problem(Op::rms_norm, dt, {rows, d}, generate_normal(rows * d, 0.5, 2.0, seed), 1e-6, affine);
   p.inputs["gamma"] = Tensor::from_doubles(dt, {d}, generate_uniform(d, -0.5, 1.5, seed + 1));
   const auto ref = reference::evaluate_exact(p);
-  const auto out = cpu->run(p, {});
+  const auto out = cpu->run(validate(p), {});
   const MetricSet ms = measure(out.at("y"), ref.at("y"), p.out_dtype, p.conv.acc_dtype);
   const Gate g = default_gate(p);
   INFO(fmt::format("stab = {} (gate {}), ulp = {}", ms.stab.value, g.max, ms.ulp.value));

@@ -9,7 +9,8 @@
 #include "cases/case.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
 
 namespace normcheck::test {
 
@@ -24,6 +25,14 @@ inline Problem row_problem(Op op, DType dt, Shape shape, const std::vector<doubl
   p.conv.normalized_shape = {shape.back()};
   p.inputs["x"] = Tensor::from_doubles(dt, shape, x);
   return p;
+}
+
+/// The op's position in the op table (the seeds of generated inputs use it).
+inline std::uint64_t op_index(Op op) {
+  const auto& all = ops::all();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i] == op) return i;
+  return all.size();
 }
 
 /// Path of a file in the source tree (NORMCHECK_SOURCE_DIR is set by CMake).

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cases/case.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
 #include "trace/trace.hpp"
 
 using namespace normcheck;

@@ -34,7 +34,8 @@ class CudaBackend final : public Backend {
     return std::string("cuda: not built (" NORMCHECK_CUDA_STUB_REASON ")");
 #endif
   }
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+  std::optional<std::string> unsupported(const ValidProblem& vp, const Recorded&) const override {
+    const Problem& p = *vp;
     if (p.op != Op::layer_norm && p.op != Op::rms_norm && p.op != Op::group_norm && p.op != Op::instance_norm &&
         p.op != Op::batch_norm)
       return fmt::format("cuda: no kernel for {}", to_string(p.op));
@@ -42,17 +43,15 @@ class CudaBackend final : public Backend {
       return fmt::format("cuda: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     return std::nullopt;
   }
-  Outputs run(const Problem& p, const Recorded&) override {
+  Outputs run(const ValidProblem& vp, const Recorded&) override {
+    const Problem& p = *vp;
     Outputs o;
 #ifdef NORMCHECK_HAVE_CUDA
-    switch (p.op) {
-      case Op::layer_norm: kernels::cuda::layer_norm_forward(p, o); break;
-      case Op::rms_norm: kernels::cuda::rms_norm_forward(p, o); break;
-      case Op::group_norm:
-      case Op::instance_norm: kernels::cuda::group_norm_forward(p, o); break;
-      case Op::batch_norm: kernels::cuda::batch_norm_forward(p, o); break;
-      default: throw BackendError(fmt::format("cuda: no kernel for {}", to_string(p.op)));
-    }
+    if (p.op == Op::layer_norm) kernels::cuda::layer_norm_forward(p, o);
+    else if (p.op == Op::rms_norm) kernels::cuda::rms_norm_forward(p, o);
+    else if (p.op == Op::group_norm || p.op == Op::instance_norm) kernels::cuda::group_norm_forward(p, o);
+    else if (p.op == Op::batch_norm) kernels::cuda::batch_norm_forward(p, o);
+    else throw BackendError(fmt::format("cuda: no kernel for {}", to_string(p.op)));
 #else
     (void)p;
     throw BackendError("cuda: not built (" NORMCHECK_CUDA_STUB_REASON ")");

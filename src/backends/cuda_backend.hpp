@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 
 namespace normcheck {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/backend.hpp"
+#include "backends/registry.hpp"
 
 namespace normcheck {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 
 namespace normcheck::detail {
 
@@ -22,17 +22,17 @@ struct Evaluation {
 /// ERROR and the run goes on.
 class IsolatedBackend : public Backend {
  public:
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+  std::optional<std::string> unsupported(const ValidProblem& p, const Recorded&) const override {
     auto* self = const_cast<IsolatedBackend*>(this);  // the worker is state, not observable value
-    self->cached_for_ = &p;
-    self->cached_ = self->evaluate(p);
+    self->cached_for_ = &*p;
+    self->cached_ = self->evaluate(*p);
     if (cached_->kind == Evaluation::Kind::skip) return cached_->message;
     return std::nullopt;
   }
-  Outputs run(const Problem& p, const Recorded&) override {
+  Outputs run(const ValidProblem& p, const Recorded&) override {
     Evaluation e;
-    if (cached_ && cached_for_ == &p) e = std::move(*cached_);
-    else e = evaluate(p);  // a property's transformed problem
+    if (cached_ && cached_for_ == &*p) e = std::move(*cached_);
+    else e = evaluate(*p);  // a property's transformed problem
     cached_.reset();
     cached_for_ = nullptr;
     if (e.kind == Evaluation::Kind::error) throw BackendError(e.message);

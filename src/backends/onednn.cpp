@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "backends/external.hpp"
+#include "spec/layout.hpp"
 
 #ifdef NORMCHECK_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
@@ -72,7 +73,8 @@ class OneDnnBackend final : public Backend {
     const dnnl_version_t* v = dnnl_version();
     return fmt::format("oneDNN {}.{}.{} layer_normalization_forward, CPU engine (f32, bf16)", v->major, v->minor, v->patch);
   }
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
+  std::optional<std::string> unsupported(const ValidProblem& vp, const Recorded&) const override {
+    const Problem& p = *vp;
     const Convention& c = p.conv;
     if (p.op == Op::rms_norm) return "onednn: oneDNN 2.6 has no RMS normalization (normalization_flags::rms_norm came in 3.x)";
     // TODO(families): Op::batch_norm -> batch_normalization_forward (see the top of this file).
@@ -101,7 +103,8 @@ class OneDnnBackend final : public Backend {
     return std::nullopt;
   }
 
-  Outputs run(const Problem& p, const Recorded&) override {
+  Outputs run(const ValidProblem& vp, const Recorded&) override {
+    const Problem& p = *vp;
     using dnnl::memory;
     try {
       const auto pd = primitive_desc(p);
@@ -168,8 +171,8 @@ class OneDnnBackend final : public Backend {
   std::optional<std::string> unavailable() const override {
     return fmt::format("onednn unavailable: normcheck was built without oneDNN ({}; install libdnnl-dev, rerun cmake)", reason());
   }
-  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return unavailable(); }
-  Outputs run(const Problem&, const Recorded&) override { throw BackendError(*unavailable()); }
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return unavailable(); }
+  Outputs run(const ValidProblem&, const Recorded&) override { throw BackendError(*unavailable()); }
 };
 
 #endif

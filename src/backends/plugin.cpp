@@ -234,7 +234,7 @@ class PluginBackend final : public detail::IsolatedBackend {
       }
     }
     Writer w;
-    w.put(static_cast<std::uint32_t>(p.op));
+    w.put(static_cast<std::uint32_t>(p.op == Op::layer_norm ? NC_LAYER_NORM : NC_RMS_NORM));  // ABI 1: these two
     w.put(p.conv.eps);
     w.put(static_cast<std::uint32_t>(p.conv.eps_placement));
     w.put(static_cast<std::uint32_t>(p.conv.variance));

@@ -1,13 +1,10 @@
 // The one table of backends.
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
-#include "kernels/cpu/backward.hpp"
-#include "kernels/cpu/families.hpp"
 #include "backends/cuda_backend.hpp"
-#include "kernels/cpu/row_norm.hpp"
-#include "kernels/mutant/mutants.hpp"
-#include "reference/reference.hpp"
+#include "backends/registry.hpp"
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
 #include "backends/external.hpp"  // plugin:, cmd:, onednn
 
 namespace normcheck {
@@ -20,50 +17,31 @@ class ReferenceBackend final : public Backend {
   std::string name() const override { return "reference"; }
   std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
-  std::optional<std::string> unsupported(const Problem&, const Recorded&) const override { return std::nullopt; }
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
   bool supports_backward() const override { return true; }
-  Outputs run(const Problem& p, const Recorded&) override {
+  Outputs run(const ValidProblem& p, const Recorded&) override {
     Outputs o;
     for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
     return o;
   }
 };
 
-/// The project's optimized CPU kernels (src/kernels/cpu).
+/// The project's optimized CPU kernels: each op's `cpu` (src/ops/<op>/cpu*.cpp).
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
   std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
   std::string description() const override { return "normcheck CPU kernels: two-pass, f32 accumulation (f64 for f64), OpenMP rows"; }
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
-      return fmt::format("cpu: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
+  std::optional<std::string> unsupported(const ValidProblem& p, const Recorded&) const override {
+    if (p->conv.acc_dtype != DType::f32 && p->conv.acc_dtype != DType::f64)
+      return fmt::format("cpu: accumulation in {} not offered", dtype_name(p->conv.acc_dtype));
+    if (!p->op.def().cpu) return fmt::format("cpu: no kernel for {}", p->op.name());
     return std::nullopt;
   }
   bool supports_backward() const override { return true; }
-  Outputs run(const Problem& p, const Recorded&) override {
+  Outputs run(const ValidProblem& p, const Recorded&) override {
     Outputs o;
-    if (p.conv.direction == Direction::backward) {  // kernels/cpu/backward.hpp
-      switch (p.op) {
-        case Op::layer_norm: kernels::cpu::layer_norm_backward(p, o); break;
-        case Op::rms_norm: kernels::cpu::rms_norm_backward(p, o); break;
-        case Op::group_norm: case Op::instance_norm: kernels::cpu::group_norm_backward(p, o); break;
-        case Op::batch_norm: kernels::cpu::batch_norm_backward(p, o); break;
-        case Op::l2_normalize: case Op::scale_norm: kernels::cpu::l2_normalize_backward(p, o); break;
-        case Op::ada_layer_norm: case Op::ada_rms_norm: kernels::cpu::ada_norm_backward(p, o); break;
-        case Op::qk_norm: throw BackendError("cpu: no backward kernel for qk_norm");
-      }
-      return o;
-    }
-    switch (p.op) {
-      case Op::layer_norm: kernels::cpu::layer_norm_forward(p, o); break;
-      case Op::rms_norm: kernels::cpu::rms_norm_forward(p, o); break;
-      case Op::group_norm: case Op::instance_norm: kernels::cpu::group_norm_forward(p, o); break;
-      case Op::batch_norm: kernels::cpu::batch_norm_forward(p, o); break;
-      case Op::l2_normalize: case Op::scale_norm: kernels::cpu::l2_normalize_forward(p, o); break;
-      case Op::ada_layer_norm: case Op::ada_rms_norm: kernels::cpu::ada_norm_forward(p, o); break;
-      case Op::qk_norm: kernels::cpu::qk_norm_forward(p, o); break;
-    }
+    p->op.def().cpu(p, o);
     return o;
   }
 };
@@ -74,34 +52,34 @@ class RecordedBackend final : public Backend {
   explicit RecordedBackend(std::string n) : name_(std::move(n)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return "outputs recorded in the case files under this name"; }
-  bool applies(const Problem&, const Recorded& rec) const override { return rec.count(name_) != 0; }
-  std::optional<std::string> unsupported(const Problem&, const Recorded& rec) const override {
+  bool applies(const ValidProblem&, const Recorded& rec) const override { return rec.count(name_) != 0; }
+  std::optional<std::string> unsupported(const ValidProblem&, const Recorded& rec) const override {
     if (!rec.count(name_)) return fmt::format("{}: no recorded output for this case", name_);
     return std::nullopt;
   }
   bool supports_backward() const override { return true; }  // whatever the case recorded
-  Outputs run(const Problem&, const Recorded& rec) override { return rec.at(name_); }
+  Outputs run(const ValidProblem&, const Recorded& rec) override { return rec.at(name_); }
 
  private:
   std::string name_;
 };
 
-/// Deliberately wrong kernels (kernels/mutant): test-only, never run by default.
+/// Deliberately wrong kernels (each op's OpDef::mutants): test-only, never run by default.
 class MutantBackend final : public Backend {
  public:
-  explicit MutantBackend(kernels::mutant::Fault f) : fault_(f) {}
-  std::string name() const override { return "mutant:" + std::string(kernels::mutant::to_string(fault_)); }
+  explicit MutantBackend(const MutantDef& m) : m_(m) {}
+  std::string name() const override { return "mutant:" + std::string(m_.name); }
   std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
-  std::string description() const override { return std::string(kernels::mutant::describe(fault_)); }
-  std::optional<std::string> unsupported(const Problem& p, const Recorded&) const override {
-    if (!kernels::mutant::supports(fault_, p)) return fmt::format("{}: no {} kernel for {}", name(), to_string(p.conv.direction), to_string(p.op));
+  std::string description() const override { return std::string(m_.description); }
+  std::optional<std::string> unsupported(const ValidProblem& p, const Recorded&) const override {
+    if (!m_.supports(*p)) return fmt::format("{}: no {} kernel for {}", name(), to_string(p->conv.direction), p->op.name());
     return std::nullopt;
   }
-  bool supports_backward() const override { return true; }  // per fault: unsupported()
-  Outputs run(const Problem& p, const Recorded&) override { return kernels::mutant::run(fault_, p); }
+  bool supports_backward() const override { return true; }  // per mutant: unsupported()
+  Outputs run(const ValidProblem& p, const Recorded&) override { return m_.run(p); }
 
  private:
-  kernels::mutant::Fault fault_;
+  const MutantDef& m_;
 };
 
 }  // namespace
@@ -123,7 +101,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
   if (name == "cuda") return make_cuda_backend();
   if (name.rfind("mutant:", 0) == 0) {
     const std::string f = name.substr(7);
-    if (auto fault = kernels::mutant::parse_fault(f)) return std::make_unique<MutantBackend>(*fault);
+    if (const MutantDef* m = ops::find_mutant(f)) return std::make_unique<MutantBackend>(*m);
     throw std::invalid_argument(fmt::format("unknown mutant '{}' (known: {})", f, fmt::join(mutant_names(), ", ")));
   }
   if (name.empty() || name.find_first_of(" \t/") != std::string::npos)
@@ -142,7 +120,7 @@ std::vector<std::string> default_backends() { return {"reference", "cpu"}; }
 
 std::vector<std::string> mutant_names() {
   std::vector<std::string> v;
-  for (auto f : kernels::mutant::all_faults()) v.emplace_back(kernels::mutant::to_string(f));
+  for (const MutantDef* m : ops::mutants()) v.emplace_back(m->name);
   return v;
 }
 

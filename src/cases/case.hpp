@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "core/error.hpp"
-#include "checks/budget.hpp"
+#include "spec/gate.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck {
@@ -62,7 +62,9 @@ struct Structural {
   std::string str() const;  ///< "sums_to_zero dx", "orthogonal dx.x"
 };
 
-/// One case: a Problem plus what is expected of every backend on it.
+/// One case: a Problem plus what is expected of every backend on it. Plain data: the
+/// parser checked the problem (validate) to point at the line of a mistake; the run
+/// validates it once more into the ValidProblem the reference and every backend take.
 struct Case {
   std::string file;
   int line = 0;
@@ -77,7 +79,7 @@ struct Case {
   /// Literal values of the other outputs (expect.outputs.<name>), row-major, with their lines.
   std::map<std::string, std::vector<double>> expected_outputs;
   std::map<std::string, int> expected_outputs_line;
-  Gate gate;             ///< default_gate(problem) unless the file says otherwise
+  std::optional<Gate> gate;  ///< expect.gate; empty: the default gate (checks/budget.hpp)
   std::vector<Property> properties;
   std::vector<Structural> structural;  ///< expect.sums_to_zero, expect.orthogonal
   Recorded recorded;     ///< outputs stored by other sources, by source name

@@ -12,6 +12,8 @@
 
 #include "cases/case.hpp"
 #include "cases/toml_fields.hpp"
+#include "ops/registry.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck {
 
@@ -48,14 +50,14 @@ std::string Transform::str() const {
 
 Problem Transform::apply(const Problem& p) const {
   Problem q = p;
-  Tensor& x = q.inputs.at(input.empty() ? std::string(primary_input(p.op)) : input);
+  Tensor& x = q.inputs.at(input.empty() ? std::string(p.op.def().primary_input) : input);
   for (std::int64_t i = 0; i < x.size(); ++i)
     if (prefix_match(x.shape(), i, at)) x.set(i, x.get(i) * scale + shift);
   return q;
 }
 
 bool Transform::exact_on(const Problem& p) const {
-  const Tensor& x = p.inputs.at(input.empty() ? std::string(primary_input(p.op)) : input);
+  const Tensor& x = p.inputs.at(input.empty() ? std::string(p.op.def().primary_input) : input);
   for (std::int64_t i = 0; i < x.size(); ++i) {
     if (!prefix_match(x.shape(), i, at)) continue;
     const double v = x.get(i);
@@ -297,7 +299,7 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
     tr.input = string_of(c, *s, field + ".input");
     if (!p.input(tr.input)) c.fail(s, field + ".input", fmt::format("no input '{}' in this case", tr.input));
   }
-  const Tensor& target = p.inputs.at(tr.input.empty() ? std::string(primary_input(p.op)) : tr.input);
+  const Tensor& target = p.inputs.at(tr.input.empty() ? std::string(p.op.def().primary_input) : tr.input);
   if (auto s = t->get("at")) {
     tr.at = prefix_of(c, *s, field + ".at");
     check_prefix(c, s, field + ".at", tr.at, target.shape(), "input");
@@ -357,86 +359,40 @@ void check_keys(const Ctx& c, const Layered& t, const std::string& where, std::i
   if (t.high) check_keys(c, *t.high, where, allowed);
 }
 
-/// Convention keys that only some ops use (spec/op.hpp Convention documents each).
-bool key_applies(std::string_view key, Op op) {
-  if (key == "num_groups") return op == Op::group_norm;
-  if (key == "momentum" || key == "num_batches_tracked" || key == "training" || key == "track_running_stats" ||
-      key == "sequence")
-    return op == Op::batch_norm;
-  if (key == "axes") return op == Op::l2_normalize || op == Op::scale_norm;
-  if (key == "gated") return op == Op::ada_layer_norm || op == Op::ada_rms_norm;
-  if (key == "qk_form") return op == Op::qk_norm;
-  return true;
-}
+/// A case's convention table (with [defaults]') as a FieldSource for read_convention: the
+/// one reader of convention keys (spec/convention.hpp); errors keep their file and line.
+class TomlConvention final : public FieldSource {
+ public:
+  TomlConvention(const Ctx& c, const Layered& t, std::string field) : c_(c), t_(t), field_(std::move(field)) {}
+  std::vector<std::string> keys() const override {
+    std::vector<std::string> k;
+    for (auto& [name, n] : t_.items()) k.push_back(name);
+    return k;
+  }
+  bool has(std::string_view key) const override { return t_.contains(key); }
+  bool is_string(std::string_view key) const override { return node(key).as_string() != nullptr; }
+  double number(std::string_view key) const override { return detail::number(c_, node(key), f(key)); }
+  std::int64_t integer(std::string_view key) const override { return int_of(c_, node(key), f(key)); }
+  bool boolean(std::string_view key) const override { return bool_of(c_, node(key), f(key)); }
+  std::string text(std::string_view key) const override { return string_of(c_, node(key), f(key)); }
+  std::vector<std::int64_t> integers(std::string_view key) const override {
+    const toml::array* a = node(key).as_array();
+    if (!a) c_.fail(&node(key), f(key), "expected an array of integers");
+    std::vector<std::int64_t> v;
+    for (auto& e : *a) v.push_back(int_of(c_, e, f(key)));
+    return v;
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& msg) const override {
+    c_.fail(t_.contains(key) ? t_.get(key) : t_.self, f(key), msg);
+  }
 
-void convention_of(const Ctx& c, const Layered& t, const std::string& field, Convention& conv, bool& has_ns, Op op) {
-  check_keys(c, t, field, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype", "num_groups",
-                           "momentum", "num_batches_tracked", "training", "track_running_stats", "sequence", "axes",
-                           "gated", "qk_form", "direction"});
-  for (auto& [k, v] : t.items())
-    if (!key_applies(k, op))
-      c.fail(v, field + "." + k, fmt::format("'{}' is not a parameter of {}", k, to_string(op)));
-  if (auto e = t.get("num_groups")) {
-    conv.num_groups = int_of(c, *e, field + ".num_groups");
-    if (conv.num_groups < 1) c.fail(e, field + ".num_groups", fmt::format("num_groups must be >= 1, got {}", conv.num_groups));
-  }
-  if (auto e = t.get("momentum")) {
-    if (e->as_string() && e->as_string()->get() == "none") conv.momentum.reset();
-    else conv.momentum = number(c, *e, field + ".momentum");
-  }
-  if (auto e = t.get("num_batches_tracked")) conv.num_batches_tracked = int_of(c, *e, field + ".num_batches_tracked");
-  if (auto e = t.get("training")) conv.training = bool_of(c, *e, field + ".training");
-  if (auto e = t.get("track_running_stats")) conv.track_running_stats = bool_of(c, *e, field + ".track_running_stats");
-  if (auto e = t.get("sequence")) conv.sequence = bool_of(c, *e, field + ".sequence");
-  if (auto e = t.get("gated")) conv.gated = bool_of(c, *e, field + ".gated");
-  if (auto e = t.get("axes")) {
-    const toml::array* a = e->as_array();
-    if (!a || a->empty()) c.fail(e, field + ".axes", "expected a non-empty array of axes");
-    conv.axes.clear();
-    for (auto& v : *a) conv.axes.push_back(int_of(c, v, field + ".axes"));
-  }
-  if (auto e = t.get("qk_form")) {
-    const auto s = string_of(c, *e, field + ".qk_form");
-    auto v = parse_qk_form(s);
-    if (!v) c.fail(e, field + ".qk_form", fmt::format("unknown '{}' ({})", s, choices_qk_form()));
-    conv.qk_form = *v;
-    if (*v == QkForm::l2) {  // the l2 form's defaults are l2_normalize's
-      const Convention d = default_convention(Op::l2_normalize);
-      if (!t.contains("eps_placement")) conv.eps_placement = d.eps_placement;
-      if (!t.contains("eps")) conv.eps = d.eps;
-    }
-  }
-  if (auto e = t.get("eps")) {
-    conv.eps = number(c, *e, field + ".eps");
-    if (!(conv.eps >= 0) || !std::isfinite(conv.eps)) c.fail(e, field + ".eps", fmt::format("eps must be finite and >= 0, got {}", conv.eps));
-  }
-  if (auto e = t.get("eps_placement")) {
-    const auto s = string_of(c, *e, field + ".eps_placement");
-    auto v = parse_eps_placement(s);
-    if (!v) c.fail(e, field + ".eps_placement", fmt::format("unknown '{}' ({})", s, choices_eps_placement()));
-    conv.eps_placement = *v;
-  }
-  if (auto e = t.get("variance")) {
-    const auto s = string_of(c, *e, field + ".variance");
-    auto v = parse_variance(s);
-    if (!v) c.fail(e, field + ".variance", fmt::format("unknown '{}' ({})", s, choices_variance()));
-    conv.variance = *v;
-  }
-  if (auto e = t.get("affine")) {
-    const auto s = string_of(c, *e, field + ".affine");
-    auto v = parse_affine(s);
-    if (!v) c.fail(e, field + ".affine", fmt::format("unknown '{}' ({})", s, choices_affine()));
-    conv.affine = *v;
-  }
-  if (auto e = t.get("normalized_shape")) { conv.normalized_shape = shape_of(c, *e, field + ".normalized_shape"); has_ns = true; }
-  if (auto e = t.get("acc_dtype")) conv.acc_dtype = dtype_of(c, *e, field + ".acc_dtype");
-  if (auto e = t.get("direction")) {
-    const auto s = string_of(c, *e, field + ".direction");
-    auto v = parse_direction(s);
-    if (!v) c.fail(e, field + ".direction", fmt::format("unknown '{}' ({})", s, choices_direction()));
-    conv.direction = *v;
-  }
-}
+ private:
+  const toml::node& node(std::string_view key) const { return *t_.get(key); }
+  std::string f(std::string_view key) const { return field_ + "." + std::string(key); }
+  const Ctx& c_;
+  const Layered& t_;
+  std::string field_;
+};
 
 /// expect.sums_to_zero = "dx" | ["dx", ...] and expect.orthogonal = { a = "dx", b = "x" } |
 /// [{...}, ...]: each name an output or an input of x's shape (per-group sums need it).
@@ -519,8 +475,8 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   if (base) { p = base->problem; cs.seeds = base->seeds; }
   if (auto n = node("op")) {
     const std::string s = string_of(c, *n, f + ".op");
-    auto op = parse_op(s);
-    if (!op) c.fail(n, f + ".op", fmt::format("unknown op '{}' ({})", s, choices_op()));
+    auto op = ops::find(s);
+    if (!op) c.fail(n, f + ".op", fmt::format("unknown op '{}' ({})", s, ops::choices()));
     p.op = *op;
   } else if (!base) {
     c.fail(line, f + ".op", "missing op");
@@ -534,11 +490,14 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   if (!base) p.conv = default_convention(p.op);
   if (!base) p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
   // A derived case keeps its base's normalized_shape unless it brings a new primary input.
-  const std::string px(primary_input(p.op));
+  const std::string px(p.op.def().primary_input);
   const bool new_x = base && raw.get("inputs") && raw.get("inputs")->as_table() && raw.get("inputs")->as_table()->contains(px);
   bool has_ns = base != nullptr && !new_x;
   const auto conv_t = layered("convention", f + ".convention");
-  if (conv_t) convention_of(c, *conv_t, f + ".convention", p.conv, has_ns, p.op);
+  if (conv_t) {
+    read_convention(TomlConvention(c, *conv_t, f + ".convention"), p.op, p.conv);
+    has_ns = has_ns || conv_t->contains("normalized_shape");
+  }
   const auto inputs_t = layered("inputs", f + ".inputs");
   if (inputs_t) {
     for (auto& [name, v] : inputs_t->items()) p.inputs[name] = tensor_of(c, *v, f + ".inputs." + name, dt, cs.seeds);
@@ -557,7 +516,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   // Backward cases report beside the forward ones: "<layer>/backward".
   if (p.conv.direction == Direction::backward && !cs.layer.ends_with("/backward")) cs.layer += "/backward";
   try {
-    validate(p);
+    check(p);
   } catch (const SpecError& e) {
     // Map the spec field back to the line of the TOML node that set it.
     const toml::node* at = nullptr;
@@ -570,7 +529,6 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
   }
 
-  cs.gate = default_gate(p);
   if (const auto expect_t = layered("expect", f + ".expect")) {
     const Layered* et = &*expect_t;
     check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs",
@@ -609,10 +567,12 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
       const std::string ms = string_of(c, *gt->get("metric"), f + ".expect.gate.metric");
       auto m = parse_metric(ms);
       if (!m) c.fail(gt->get("metric"), f + ".expect.gate.metric", fmt::format("unknown metric '{}' (abs | rel | ulp | nmse | stab)", ms));
-      cs.gate.metric = *m;
-      cs.gate.max = number(c, *gt->get("max"), f + ".expect.gate.max");
-      if (!(cs.gate.max >= 0)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be >= 0");
-      cs.gate.source = fmt::format("{}:{}", c.file, line_of(g));
+      Gate gate;
+      gate.metric = *m;
+      gate.max = number(c, *gt->get("max"), f + ".expect.gate.max");
+      if (!(gate.max >= 0)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be >= 0");
+      gate.source = fmt::format("{}:{}", c.file, line_of(g));
+      cs.gate = gate;
     }
     for (auto kind : {Property::Kind::invariant_under, Property::Kind::changes_under}) {
       const char* key = kind == Property::Kind::invariant_under ? "invariant_under" : "changes_under";
@@ -637,8 +597,8 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
       const std::string sf = f + ".recorded." + std::string(src.str());
       const toml::table* ot = outs.as_table();
       if (!ot) c.fail(&outs, sf, "expected a table of outputs");
-      if (is_reserved_backend_name(std::string(src.str())))
-        c.fail(&outs, sf, fmt::format("'{}' names a built-in backend; give the recorded source another name", src.str()));
+      if (std::string_view(src.str()).find_first_of(": \t/") != std::string_view::npos || src.str().empty())
+        c.fail(&outs, sf, fmt::format("'{}' is not a recorded source's name (no ':', '/' or blanks)", src.str()));
       if (!ot->contains("y")) c.fail(&outs, sf, "a recorded source needs at least output y");
       const auto shapes = output_shapes(p);
       Outputs o;

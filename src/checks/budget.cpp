@@ -37,6 +37,8 @@
 
 #include <fmt/format.h>
 
+#include "spec/op_def.hpp"
+
 namespace normcheck {
 
 // The families (m = values per statistic; the same k_ops = 8 and sqrt(m) reduction term):
@@ -49,27 +51,7 @@ namespace normcheck {
 //   within k_ops); qk_norm d_k (the per-head statistic and the score's dot product both
 //   reduce d_k values; the dot product's rounding is bounded by its condition magnitude
 //   sum_l |k^_l| c(q^_l) + |q^_l| c(k^_l), each c >= |q^_l|, so it enters as sqrt(d_k) again).
-std::int64_t group_size(const Problem& p) {
-  const Shape& xs = p.x().shape();
-  switch (p.op) {
-    case Op::layer_norm: case Op::rms_norm: return row_layout(p).m;
-    case Op::ada_layer_norm: case Op::ada_rms_norm: case Op::qk_norm: return xs.back();
-    case Op::group_norm: case Op::instance_norm: {
-      const ChannelLayout l = channel_layout(p);
-      return p.op == Op::instance_norm ? l.spatial : l.c / p.conv.num_groups * l.spatial;
-    }
-    case Op::batch_norm: {
-      const ChannelLayout l = channel_layout(p);
-      return p.conv.training || !p.conv.track_running_stats ? l.n * l.spatial : 1;
-    }
-    case Op::l2_normalize: case Op::scale_norm: {
-      std::int64_t m = 1;
-      for (auto a : reduced_axes(p)) m *= xs[a];
-      return m;
-    }
-  }
-  return row_layout(p).m;
-}
+std::int64_t group_size(const Problem& p) { return p.op.def().group_size(p); }
 
 // Backward (direction = backward, issue 6). Outputs dx, and the parameter gradients
 // dgamma, dbeta (ds, db; dg). Reference formula (reference/row_norm_backward.hpp): per group,
@@ -99,22 +81,7 @@ std::int64_t group_size(const Problem& p) {
 // over the wrong axis (error of the size of dgamma).
 std::int64_t param_reduction_size(const Problem& p) {
   if (p.conv.direction != Direction::backward) return 0;
-  const std::int64_t n = p.x().size();
-  switch (p.op) {
-    case Op::layer_norm: case Op::rms_norm:
-      return p.conv.affine == Affine::none ? 0 : n / row_layout(p).m;
-    case Op::group_norm: case Op::instance_norm: case Op::batch_norm: {
-      const ChannelLayout l = channel_layout(p);
-      return p.conv.affine == Affine::none ? 0 : l.steps * l.n * l.spatial;
-    }
-    case Op::ada_layer_norm: case Op::ada_rms_norm: {
-      const Shape& xs = p.x().shape();
-      return n / xs.back() / xs.front();
-    }
-    case Op::scale_norm: return n;
-    case Op::l2_normalize: case Op::qk_norm: return 0;
-  }
-  return 0;
+  return p.op.def().param_reduction(p);
 }
 
 Gate default_gate(const Problem& p) {

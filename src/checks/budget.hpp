@@ -9,12 +9,6 @@
 
 namespace normcheck {
 
-/// A gate: the case passes when metric <= max.
-struct Gate {
-  Metric metric = Metric::stab;
-  double max = 0;
-  std::string source;  ///< "default: <formula>" or "case file"
-};
 
 /// The default gate for a problem (op, out dtype, accumulation dtype, group size m).
 /// See budget.cpp for the error analysis behind the formula.

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "reference/reference.hpp"
-#include "report/svg_plot.hpp"
+#include "ops/reference.hpp"
+#include "core/svg_plot.hpp"
 
 namespace normcheck {
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reference/reference.hpp"
-#include "report/report.hpp"
+#include "ops/reference.hpp"
+#include "core/atomic_file.hpp"
 
 namespace normcheck {
 

@@ -7,15 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
+#include "spec/gate.hpp"
 
 namespace normcheck {
 
-/// abs: |y - r|; rel: |y - r| / |r|; ulp: |y - r| / ulp_out(r); nmse: sum (y-r)^2 / sum r^2;
-/// stab: |y - r| / (ulp_out(r)/2 + u_acc c), c the condition magnitude of the element.
-enum class Metric { abs, rel, ulp, nmse, stab };
-std::string_view to_string(Metric) noexcept;
-std::optional<Metric> parse_metric(std::string_view) noexcept;
 
 /// The worst element of one metric: its value, flat index, coordinates in the output,
 /// the backend's value and the exact one.

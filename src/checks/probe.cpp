@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/probe_detail.hpp"
+#include "ops/registry.hpp"
 
 namespace normcheck {
 
@@ -49,10 +50,8 @@ namespace {
 /// Probe functions by op: the one table other families extend.
 using ProbeFn = ProbeResult (*)(Backend&, const ProbeOptions&);
 ProbeFn probe_for(Op op) {
-  switch (op) {
-    case Op::layer_norm: case Op::rms_norm: return &detail::probe_row_norm;
-    default: return nullptr;
-  }
+  if (op == Op::layer_norm || op == Op::rms_norm) return &detail::probe_row_norm;
+  return nullptr;
 }
 
 std::string certainty_of(const ProbeResult& r, const char* key) {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck {

@@ -40,7 +40,9 @@
 #include "checks/eps_fit.hpp"
 #include "checks/metrics.hpp"
 #include "checks/probe_detail.hpp"
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
+#include "spec/layout.hpp"
+#include "ops/registry.hpp"
 
 namespace normcheck::detail {
 
@@ -91,10 +93,12 @@ struct Ctx {
   }
 
   /// Runs p on the backend; throws BackendError when it refuses or returns a bad "y".
-  Tensor run(const Problem& p) {
-    if (auto why = b.unsupported(p, {})) throw BackendError(fmt::format("backend refused the probe problem: {}", *why));
+  Tensor run(const Problem& problem) {
+    const ValidProblem vp = validate(problem);
+    const Problem& p = *vp;
+    if (auto why = b.unsupported(vp, {})) throw BackendError(fmt::format("backend refused the probe problem: {}", *why));
     ++calls;
-    Outputs out = b.run(p, {});
+    Outputs out = b.run(vp, {});
     auto it = out.find("y");
     if (it == out.end()) throw BackendError("backend returned no output 'y'");
     if (it->second.shape() != p.x().shape())

@@ -1,4 +1,6 @@
-// Runs cases on backends and decides each check (DESIGN.md data flow).
+// The execute stage of a run: each case on each backend -> one CaseResult (DESIGN.md data
+// flow). The reference is evaluated once per case and shared by every backend; the checks
+// (checks/check.hpp) judge each evaluation; observers (progress, dumps) see each result.
 #pragma once
 
 #include <functional>
@@ -8,21 +10,10 @@
 #include <vector>
 
 #include "cases/case.hpp"
+#include "checks/check.hpp"
 #include "checks/metrics.hpp"
 
 namespace normcheck {
-
-/// Statuses (STYLE.md 7): only failed and error change the exit code.
-/// mistrusted: the case cannot discriminate (e.g. an invariance the rounded inputs break).
-enum class Status { passed, failed, skipped, mistrusted, error };
-std::string_view to_string(Status) noexcept;
-
-/// One check of one case on one backend.
-struct CheckResult {
-  std::string name;    ///< "gate", "expected", "invariant_under shift(10)", ...
-  Status status = Status::passed;
-  std::string detail;  ///< human-readable numbers: value vs bound, worst element
-};
 
 /// Everything about one case on one backend.
 struct CaseResult {
@@ -32,30 +23,31 @@ struct CaseResult {
   std::string reason;               ///< why skipped / error
   std::optional<MetricSet> metrics; ///< every output vs the exact reference: the worst per metric (Worst::output names it)
   std::vector<std::pair<std::string, MetricSet>> output_metrics;  ///< per output, y first
+  std::optional<Gate> gate;         ///< the gate the case was judged by (evaluated runs)
   std::vector<CheckResult> checks;
   std::string repro;                ///< command that reruns exactly this case on this backend
   double seconds = 0;
 };
 
+/// Sees each result as it is made, before it joins the list (it may add a check of its
+/// own, as the failure dumper does); `e` is null when the backend did not evaluate the case
+/// (skipped, error).
+using ResultObserver = std::function<void(CaseResult& r, const Evaluation* e)>;
+
 struct RunOptions {
-  std::string dump_dir;             ///< --dump-failures: write .npy files of failing cases here
   std::string program = "normcheck";  ///< how the repro lines invoke the tool (argv[0])
-  /// Called after each case run (progress); may be empty.
-  std::function<void(const CaseResult&)> on_result;
+  std::vector<ResultObserver> observers;
 };
 
-/// Runs every case on every backend (the reference is evaluated once per case and shared).
-/// Never throws for a backend failure: it becomes Status::error with the reason.
+/// Runs every case on every backend. Never throws for a backend failure: it becomes
+/// Status::error with the reason. Throws SpecError for a case that is not valid.
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<std::unique_ptr<Backend>>& backends,
                                   const RunOptions& opt);
 
-/// Exit code of a run: 3 if any error, else 1 if any failed, else 0 (DESIGN.md "Exit codes").
+/// Exit code of a list of results: 3 if any error, else 1 if any failed, else 0.
 int exit_code(const std::vector<CaseResult>& results);
 
 /// Quotes a word for a POSIX shell when it holds anything but [A-Za-z0-9_./:=+,@%-].
 std::string shell_quote(const std::string& s);
-
-/// Writes an array as a NumPy .npy file (float64, C order) via xtensor's xnpy.
-void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape);
 
 }  // namespace normcheck

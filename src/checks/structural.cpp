@@ -1,5 +1,7 @@
 #include "checks/structural.hpp"
 
+#include "checks/budget.hpp"
+
 #include <cmath>
 
 #include <fmt/format.h>

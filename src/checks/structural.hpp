@@ -4,8 +4,8 @@
 #pragma once
 
 #include "cases/case.hpp"
-#include "checks/runner.hpp"
-#include "reference/reference.hpp"
+#include "checks/check.hpp"
+#include "ops/reference.hpp"
 
 namespace normcheck {
 

@@ -25,6 +25,7 @@
 #include "run/expectations.hpp"
 #include "run/progress.hpp"
 #include "run/resolve.hpp"
+#include "run/pipeline.hpp"
 #include "run/select.hpp"
 #include "cli/probe_commands.hpp"
 #include "cli/zoo.hpp"
@@ -49,28 +50,6 @@ struct OutputArgs {
   std::string format = "table", output, json, junit;
   bool no_color = false;
 };
-
-/// The files a run writes, each refused up front (exit 2) when it could never be written
-/// or would destroy data: a missing folder, a folder, a case file or expectations file of
-/// the run, anything inside a golden/ folder beside a cases/ folder.
-void check_output_path(const std::string& opt, const std::string& path, const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(path, ec);
-  const fs::path parent = (ec ? fs::path(path) : p).parent_path();
-  if (fs::is_directory(p, ec)) throw nc::UsageError(fmt::format("{} {}: is a folder", opt, path));
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    throw nc::UsageError(fmt::format("{} {}: the folder {} does not exist", opt, path, parent.string()));
-  if (!parent.empty() && access(parent.c_str(), W_OK) != 0)
-    throw nc::UsageError(fmt::format("{} {}: the folder {} is not writable", opt, path, parent.string()));
-  for (const auto& in : inputs)
-    if (fs::weakly_canonical(in, ec) == p) throw nc::UsageError(fmt::format("{} {}: that is an input of this run", opt, path));
-  for (fs::path d = parent; !d.empty() && d != d.root_path(); d = d.parent_path())
-    if (d.filename() == "golden" && fs::is_directory(d.parent_path() / "cases", ec))
-      throw nc::UsageError(fmt::format("{} {}: inside {}, the golden files (rewrite them with normcheck golden --update)", opt,
-                                       path, d.string()));
-}
 
 /// Writes the report where OutputArgs say; the console always gets the failures and the
 /// verdict. Returns the verdict's exit code. Throws UsageError when a file cannot be written.
@@ -108,11 +87,11 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& a) {
-  for (const auto& f : {a.out.format})
-    if (f != "table" && f != "json" && f != "junit" && f != "side-by-side")
-      return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", f));
-  nc::Selection sel = nc::select_cases({a.paths, a.filters, a.case_names, a.shard});
+  const std::string& f = a.out.format;
+  if (f != "table" && f != "json" && f != "junit" && f != "side-by-side")
+    return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", f));
   if (a.list) {
+    const nc::Selection sel = nc::select_cases({a.paths, a.filters, a.case_names, a.shard});
     for (auto& c : sel.cases)
       fmt::print("{}:{}  {}  layer={} op={} dtype={} x={}{}\n", c.file, c.line, c.name, c.layer, nc::to_string(c.problem.op),
                  nc::dtype_name(c.problem.out_dtype), nc::shape_str(c.problem.x().shape()),
@@ -121,49 +100,17 @@ int cmd_run(const RunArgs& a) {
                sel.shard_count > 1 ? fmt::format(", shard {}/{}", sel.shard_index, sel.shard_count) : "");
     return kOk;
   }
-  std::vector<std::string> inputs;
-  for (auto& c : sel.cases) inputs.push_back(c.file);
-  if (!a.expect_failures.empty()) inputs.push_back(a.expect_failures);
-  check_output_path("--output", a.out.output, inputs);
-  check_output_path("--json", a.out.json, inputs);
-  check_output_path("--junit", a.out.junit, inputs);
-  std::vector<nc::Expectation> expectations;
-  if (!a.expect_failures.empty()) expectations = nc::read_expectations(a.expect_failures);
-  std::set<std::string> recorded;
-  for (auto& c : sel.cases) for (auto& [k, v] : c.recorded) recorded.insert(k);
-  nc::BackendSet bs = nc::resolve_backends(a.backends, recorded, nc::BackendOptions{a.timeout, {}}, a.strict);
-  nc::RunOptions opt;
-  opt.dump_dir = a.dump_dir;
-  opt.program = a.program;
-  if (!opt.dump_dir.empty()) {  // fail now, not after the run
-    std::error_code ec;
-    std::filesystem::create_directories(opt.dump_dir, ec);
-    if (!std::filesystem::is_directory(opt.dump_dir))
-      return usage_error(fmt::format("--dump-failures {}: not a folder that can be created{}", opt.dump_dir,
-                                     ec ? ": " + ec.message() : ""));
-  }
-  double heartbeat = 10;
-  if (const char* h = std::getenv("NORMCHECK_HEARTBEAT_S"); h && *h) heartbeat = std::max(0.0, std::atof(h));
-  nc::Progress progress(nc::Progress::choose(a.no_progress), sel.cases.size() * bs.backends.size(), heartbeat);
-  opt.on_result = [&](const nc::CaseResult& r) {
-    progress.step(fmt::format("{} on {}", r.cs->layer, r.backend), r.status == nc::Status::failed || r.status == nc::Status::error);
-  };
-  const auto results = nc::run_cases(sel.cases, bs.backends, opt);
-  progress.finish();
-  nc::RunInfo info;
-  info.version = NORMCHECK_VERSION;
-  info.suite = sel.suite;
-  info.suite_cases = sel.suite_cases;
-  info.shard_index = sel.shard_index;
-  info.shard_count = sel.shard_count;
-  info.strict = a.strict;
-  std::string names;
-  for (auto& r : bs.records) names += r.name + "\n";
-  info.fingerprint = nc::fingerprint(sel.cases_fingerprint + "\n" + names);
-  info.backends = bs.records;
-  nc::Report rep = nc::make_report(results, std::move(info));
-  if (!a.expect_failures.empty()) nc::apply_expectations(rep, expectations, sel.names_in_files, a.expect_failures);
-  return emit(rep, a.out);
+  nc::RunRequest req;
+  req.select = {a.paths, a.filters, a.case_names, a.shard};
+  req.backends = a.backends;
+  req.expect_failures = a.expect_failures;
+  req.dump_dir = a.dump_dir;
+  req.program = a.program;
+  req.strict = a.strict;
+  req.progress = !a.no_progress;
+  req.timeout_s = a.timeout;
+  req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
+  return emit(nc::run(req), a.out);
 }
 
 /// Reads a report file for merge: at most 1 GiB (a report of 10^6 case runs is ~1 GB).
@@ -192,9 +139,9 @@ int cmd_merge(const std::vector<std::string>& paths, const OutputArgs& o) {
       throw nc::UsageError(e.what());
     }
   }
-  check_output_path("--output", o.output, paths);
-  check_output_path("--json", o.json, paths);
-  check_output_path("--junit", o.junit, paths);
+  nc::check_output_path("--output", o.output, paths);
+  nc::check_output_path("--json", o.json, paths);
+  nc::check_output_path("--junit", o.junit, paths);
   nc::Report merged;
   try {
     merged = nc::merge_reports(shards);

@@ -10,13 +10,15 @@
 
 #include <toml++/toml.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/toml_fields.hpp"
-#include "kernels/mutant/mutants.hpp"
+#include "ops/common/mutants.hpp"
 #include "checks/compare_eps.hpp"
 #include "checks/probe.hpp"
 #include "report/report.hpp"
-#include "report/svg_plot.hpp"
+#include "core/svg_plot.hpp"
+#include "ops/registry.hpp"
+#include "backends/registry.hpp"
 
 namespace normcheck::cli {
 

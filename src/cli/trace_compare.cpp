@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
 #include "compare/compare.hpp"
 #include "report/report.hpp"
 #include "trace/trace.hpp"
+#include "backends/registry.hpp"
 
 namespace normcheck::cli {
 

@@ -6,12 +6,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "cases/case.hpp"
 #include "checks/probe.hpp"
 #include "checks/runner.hpp"
-#include "kernels/mutant/mutants.hpp"
+#include "ops/common/mutants.hpp"
 #include "run/data_dir.hpp"
+#include "backends/registry.hpp"
 
 
 namespace normcheck::cli {

@@ -12,7 +12,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "reference/reference.hpp"
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
 
 namespace normcheck {
 
@@ -196,8 +197,9 @@ Dump recompute(const Dump& a, Backend& backend) {
     auto p = layer_problem(a, layer);
     if (!p) continue;
     ++recomputed;
-    if (auto why = backend.unsupported(*p, {})) throw BackendError(fmt::format("layer {}: {}", layer, *why));
-    Outputs o = backend.run(*p, {});
+    const ValidProblem vp = validate(*p);
+    if (auto why = backend.unsupported(vp, {})) throw BackendError(fmt::format("layer {}: {}", layer, *why));
+    Outputs o = backend.run(vp, {});
     auto it = o.find("y");
     if (it == o.end() || it->second.shape() != p->x().shape() || it->second.dtype() != p->out_dtype)
       throw BackendError(fmt::format("layer {}: {} returned no output of shape {} and dtype {}", layer, backend.name(),

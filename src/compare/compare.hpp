@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
 #include "compare/tensor_io.hpp"

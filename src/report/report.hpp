@@ -1,11 +1,12 @@
-// Formats of a report (report/model.hpp): per-layer table, JSON, JUnit XML, and the atomic
-// write every report file goes through (DESIGN.md data flow).
+// Formats of a report (report/model.hpp): per-layer table, JSON, JUnit XML (DESIGN.md data
+// flow). Report files are written with core/atomic_file.hpp.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "checks/runner.hpp"
+#include "core/atomic_file.hpp"
 #include "report/model.hpp"
 
 namespace normcheck {
@@ -35,10 +36,5 @@ std::string format_details(const Report& r, bool color);
 /// failure's message is its first failed check with its numbers. Control characters that
 /// XML 1.0 forbids and invalid UTF-8 are replaced, so outside text cannot break the file.
 std::string format_junit(const Report& r);
-
-/// Writes `text` to `path` atomically (a temporary file created exclusively in the same
-/// folder, then rename), so a reader never sees a half-written report. Throws
-/// std::runtime_error naming the path.
-void write_atomically(const std::string& path, const std::string& text);
 
 }  // namespace normcheck

@@ -32,13 +32,17 @@ std::vector<std::string> split_backend_list(const std::vector<std::string>& occu
   return out;
 }
 
-BackendSet resolve_backends(const std::vector<std::string>& occurrences, const std::set<std::string>& recorded,
+BackendSet resolve_backends(const std::vector<std::string>& occurrences, const std::map<std::string, std::string>& recorded,
                             const BackendOptions& opt, bool strict) {
+  for (const auto& [name, where] : recorded)
+    if (is_reserved_backend_name(name))
+      throw UsageError(fmt::format("{}: recorded.{}: '{}' names a built-in backend; give the recorded source another name", where,
+                                   name, name));
   std::vector<std::string> names = split_backend_list(occurrences);
   std::set<std::string> implicit;  // recorded sources added by default, not requested
   if (names.empty()) {
     names = default_backends();
-    for (const auto& r : recorded)
+    for (const auto& [r, where] : recorded)
       if (std::find(names.begin(), names.end(), r) == names.end()) names.push_back(r), implicit.insert(r);
   }
   BackendSet set;
@@ -48,7 +52,11 @@ BackendSet resolve_backends(const std::vector<std::string>& occurrences, const s
     if (!builtin && !is_backend_spec(n) && !recorded.count(n))
       throw UsageError(fmt::format("--backend {}: unknown backend (built in: {}; recorded in the selected cases: {})", n,
                                    fmt::join(default_backends(), ", "),
-                                   recorded.empty() ? "none" : fmt::format("{}", fmt::join(recorded, ", "))));
+                                   recorded.empty() ? "none" : [&] {
+                                     std::string s;
+                                     for (const auto& [r, w] : recorded) s += (s.empty() ? "" : ", ") + r;
+                                     return s;
+                                   }()));
     std::unique_ptr<Backend> be;
     try {
       be = make_backend(n, opt);

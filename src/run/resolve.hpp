@@ -1,12 +1,13 @@
 // Stage 2 of `normcheck run`: backend names -> the set of backends, each constructed once.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "report/model.hpp"
 
 namespace normcheck {
@@ -25,10 +26,12 @@ struct BackendSet {
 
 /// Constructs the named backends (none named: the defaults, reference and cpu, plus every
 /// source recorded in the selected cases, which then apply only to the cases that carry
-/// them). Throws UsageError (exit 2) for an unknown name, a plugin file that does not
-/// exist, a command that is not executable; BackendError (exit 3) for a plugin or worker
-/// that starts but cannot run, or, under `strict`, an unavailable backend.
-BackendSet resolve_backends(const std::vector<std::string>& occurrences, const std::set<std::string>& recorded,
+/// them). `recorded`: each recorded source's name with the file:line of a case that holds
+/// it. Throws UsageError (exit 2) for an unknown name, a recorded source named like a
+/// built-in backend, a plugin file that does not exist, a command that is not executable;
+/// BackendError (exit 3) for a plugin or worker that starts but cannot run, or, under
+/// `strict`, an unavailable backend.
+BackendSet resolve_backends(const std::vector<std::string>& occurrences, const std::map<std::string, std::string>& recorded,
                             const BackendOptions& opt, bool strict);
 
 }  // namespace normcheck

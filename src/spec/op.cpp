@@ -1,9 +1,12 @@
 #include "spec/op.hpp"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "spec/op_def.hpp"
 
 namespace normcheck {
 
@@ -11,11 +14,6 @@ namespace {
 template <class E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Names<Op, 10> kOps{{{Op::layer_norm, "layer_norm"}, {Op::rms_norm, "rms_norm"},
-                              {Op::group_norm, "group_norm"}, {Op::instance_norm, "instance_norm"},
-                              {Op::batch_norm, "batch_norm"}, {Op::l2_normalize, "l2_normalize"},
-                              {Op::scale_norm, "scale_norm"}, {Op::ada_layer_norm, "ada_layer_norm"},
-                              {Op::ada_rms_norm, "ada_rms_norm"}, {Op::qk_norm, "qk_norm"}}};
 constexpr Names<EpsPlacement, 4> kPlacements{{{EpsPlacement::inside_sqrt, "inside_sqrt"},
                                               {EpsPlacement::outside_sqrt, "outside_sqrt"},
                                               {EpsPlacement::clamp_var, "clamp_var"},
@@ -44,80 +42,68 @@ std::string choices_of(const Names<E, N>& t) {
 }
 }  // namespace
 
-std::string_view to_string(Op e) noexcept { return name_of(kOps, e); }
+std::string_view Op::name() const noexcept { return d_ ? d_->name : std::string_view("?"); }
+bool operator<(Op a, Op b) noexcept { return a.name() < b.name(); }
+std::string_view to_string(Op op) noexcept { return op.name(); }
 std::string_view to_string(EpsPlacement e) noexcept { return name_of(kPlacements, e); }
 std::string_view to_string(Variance e) noexcept { return name_of(kVariances, e); }
 std::string_view to_string(Affine e) noexcept { return name_of(kAffines, e); }
 std::string_view to_string(QkForm e) noexcept { return name_of(kQkForms, e); }
-std::optional<QkForm> parse_qk_form(std::string_view s) noexcept { return parse_of(kQkForms, s); }
-std::string choices_qk_form() { return choices_of(kQkForms); }
 std::string_view to_string(Direction e) noexcept { return name_of(kDirections, e); }
+std::optional<QkForm> parse_qk_form(std::string_view s) noexcept { return parse_of(kQkForms, s); }
 std::optional<Direction> parse_direction(std::string_view s) noexcept { return parse_of(kDirections, s); }
-std::string choices_direction() { return choices_of(kDirections); }
-std::optional<Op> parse_op(std::string_view s) noexcept { return parse_of(kOps, s); }
 std::optional<EpsPlacement> parse_eps_placement(std::string_view s) noexcept { return parse_of(kPlacements, s); }
 std::optional<Variance> parse_variance(std::string_view s) noexcept { return parse_of(kVariances, s); }
 std::optional<Affine> parse_affine(std::string_view s) noexcept { return parse_of(kAffines, s); }
+std::string choices_qk_form() { return choices_of(kQkForms); }
+std::string choices_direction() { return choices_of(kDirections); }
 std::string choices_eps_placement() { return choices_of(kPlacements); }
 std::string choices_variance() { return choices_of(kVariances); }
 std::string choices_affine() { return choices_of(kAffines); }
-std::string choices_op() { return choices_of(kOps); }
 
-bool centers(Op op) noexcept {
-  return op == Op::layer_norm || op == Op::group_norm || op == Op::instance_norm ||
-         op == Op::batch_norm || op == Op::ada_layer_norm;
+const Tensor& Problem::x() const {
+  auto it = inputs.find(std::string(op.def().primary_input));
+  if (it == inputs.end()) throw SpecError(fmt::format("inputs.{}", op.def().primary_input),
+                                          fmt::format("input {} is required", op.def().primary_input));
+  return it->second;
 }
 
-void validate(const Problem& p) {
+void check(const Problem& p) {
+  if (!p.op) throw SpecError("op", "no op");
+  const OpDef& d = p.op.def();
   const Convention& c = p.conv;
   if (!(c.eps >= 0) || !std::isfinite(c.eps))
     throw SpecError("convention.eps", fmt::format("eps must be finite and >= 0, got {}", c.eps));
-  const Tensor* x = p.input(std::string(primary_input(p.op)));
-  if (!x) throw SpecError(fmt::format("inputs.{}", primary_input(p.op)), fmt::format("input {} is required", primary_input(p.op)));
-  detail::validate_direction(p);  // spec/backward.cpp: dy iff backward
-  if (p.op != Op::layer_norm && p.op != Op::rms_norm) {
-    detail::validate_family(p);  // spec/families.cpp
-    return;
+  if (!p.input(std::string(d.primary_input)))
+    throw SpecError(fmt::format("inputs.{}", d.primary_input), fmt::format("input {} is required", d.primary_input));
+  // dy iff backward, with the shape of y (= the shape of x for every op with a backward).
+  const Tensor* dy = p.input("dy");
+  if (c.direction == Direction::forward) {
+    if (dy) throw SpecError("inputs.dy", "input dy given but direction = forward (dy is the backward pass's dL/dy)");
+  } else {
+    if (!d.has_backward())
+      throw SpecError("convention.direction", fmt::format("{} has no backward here ({}): direction = forward", d.name, d.no_backward));
+    if (d.validate_backward) d.validate_backward(p);
+    if (!dy) throw SpecError("inputs.dy", "direction = backward needs input dy (dL/dy, the shape of y)");
+    if (dy->shape() != p.x().shape())
+      throw SpecError("inputs.dy.shape",
+                      fmt::format("dy has shape {}, expected the shape of y {}", shape_str(dy->shape()), shape_str(p.x().shape())));
   }
-  if (c.eps_placement == EpsPlacement::clamp_norm && p.op == Op::layer_norm) {
-    // clamp_norm is max(sqrt(v), eps): defined for every op, nothing to reject.
-  }
-  const Shape& ns = c.normalized_shape;
-  const Shape& xs = x->shape();
-  if (ns.empty()) throw SpecError("convention.normalized_shape", "normalized_shape must not be empty");
-  if (ns.size() > xs.size())
-    throw SpecError("convention.normalized_shape",
-                    fmt::format("normalized_shape {} has more dims than x {}", shape_str(ns), shape_str(xs)));
-  for (std::size_t k = 0; k < ns.size(); ++k)
-    if (ns[k] != xs[xs.size() - ns.size() + k] || ns[k] <= 0)
-      throw SpecError("convention.normalized_shape",
-                      fmt::format("normalized_shape {} is not the trailing dims of x {}", shape_str(ns), shape_str(xs)));
-  const bool need_gamma = c.affine != Affine::none, need_beta = c.affine == Affine::gamma_beta;
-  for (const char* name : {"gamma", "beta"}) {
-    const bool need = std::string_view(name) == "gamma" ? need_gamma : need_beta;
-    const Tensor* t = p.input(name);
-    if (need && !t)
-      throw SpecError(fmt::format("inputs.{}", name),
-                      fmt::format("affine = {} needs input {}", to_string(c.affine), name));
-    if (!need && t)
-      throw SpecError(fmt::format("inputs.{}", name),
-                      fmt::format("input {} given but affine = {} does not use it", name, to_string(c.affine)));
-    if (t && t->shape() != ns)
-      throw SpecError(fmt::format("inputs.{}.shape", name),
-                      fmt::format("{} has shape {}, expected normalized_shape {}", name, shape_str(t->shape()), shape_str(ns)));
-  }
-  if (c.variance == Variance::unbiased && numel(ns) < 2)
-    throw SpecError("convention.variance", "unbiased variance needs at least 2 elements per group");
-  for (auto& [name, t] : p.inputs)
-    if (name != "x" && name != "gamma" && name != "beta" && name != "dy")  // dy: validate_direction
-      throw SpecError("inputs." + name, fmt::format("unknown input '{}' for {} (expected x, gamma, beta)", name, to_string(p.op)));
+  d.validate(p);
 }
 
-RowLayout row_layout(const Problem& p) {
-  RowLayout l;
-  l.m = numel(p.conv.normalized_shape);
-  l.rows = l.m ? numel(p.x().shape()) / l.m : 0;
-  return l;
+ValidProblem validate(Problem p) {
+  check(p);
+  return ValidProblem(std::make_shared<const Problem>(std::move(p)));
 }
+
+std::map<std::string, Shape> output_shapes(const Problem& p) {
+  const OpDef& d = p.op.def();
+  return p.conv.direction == Direction::backward ? d.backward_outputs(p) : d.outputs(p);
+}
+
+std::string primary_output(const Problem& p) { return p.conv.direction == Direction::backward ? "dx" : "y"; }
+
+ReductionLayout group_layout(const Problem& p) { return p.op.def().groups(p); }
 
 }  // namespace normcheck

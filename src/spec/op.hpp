@@ -1,10 +1,12 @@
 // The one representation of an op and its convention, shared by the case parser,
 // the reference, every kernel, every backend and the report (DESIGN.md, "Concepts").
+// What each op is (its inputs, outputs, rules, reference, kernels, budget, mutants) is data
+// in the op table (ops/registry.hpp); this layer knows no op by name.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,11 +17,29 @@
 
 namespace normcheck {
 
-/// A normalization family (DESIGN.md "op").
-enum class Op {
-  layer_norm, rms_norm, group_norm, instance_norm, batch_norm,
-  l2_normalize, scale_norm, ada_layer_norm, ada_rms_norm, qk_norm
+struct OpDef;  // spec/op_def.hpp
+
+/// An op of the registry: a handle to its OpDef, compared by identity. The bundled ops have
+/// names here for code that must name one (tests, a backend wiring one library primitive);
+/// every other use goes through the op's OpDef (`op.def()`), so a new op needs no edit here.
+class Op {
+ public:
+  constexpr Op() = default;
+  constexpr explicit Op(const OpDef* d) : d_(d) {}
+  /// The op's definition. Precondition: the handle is not empty.
+  const OpDef& def() const noexcept { return *d_; }
+  std::string_view name() const noexcept;
+  explicit operator bool() const noexcept { return d_ != nullptr; }
+  friend bool operator==(Op a, Op b) noexcept { return a.d_ == b.d_; }
+  friend bool operator<(Op a, Op b) noexcept;  ///< by name (maps keyed by op)
+
+  static const Op layer_norm, rms_norm, group_norm, instance_norm, batch_norm, l2_normalize, scale_norm,
+      ada_layer_norm, ada_rms_norm, qk_norm;
+
+ private:
+  const OpDef* d_ = nullptr;
 };
+std::string_view to_string(Op) noexcept;
 
 /// Where eps enters the denominator (DESIGN.md "convention"):
 /// inside_sqrt  x / sqrt(v + eps)        (PyTorch, ONNX, Apex, llama.cpp)
@@ -41,19 +61,16 @@ enum class Affine { none, gamma, gamma_beta, one_plus_w };
 /// g q^.k^ with the learned scalar g (input "g").
 enum class QkForm { rms, l2 };
 
-/// Which pass of the op a Problem asks for (spec/backward.cpp has the rules):
-/// forward: the outputs of the op ("y", ...); backward: the gradients of a scalar loss L
-/// with respect to the inputs, given dy = dL/dy (input "dy", the shape of y): "dx", and
-/// "dgamma"/"dbeta" (ada_*: "ds"/"db"; scale_norm: "dg") for the parameters the op has.
+/// Which pass of the op a Problem asks for: forward: the outputs of the op ("y", ...);
+/// backward: the gradients of a scalar loss L with respect to the inputs, given dy = dL/dy
+/// (input "dy", the shape of y): "dx", and the parameters' gradients the op defines.
 enum class Direction { forward, backward };
 
-std::string_view to_string(Op) noexcept;
 std::string_view to_string(EpsPlacement) noexcept;
 std::string_view to_string(Variance) noexcept;
 std::string_view to_string(Affine) noexcept;
 std::string_view to_string(QkForm) noexcept;
 std::string_view to_string(Direction) noexcept;
-std::optional<Op> parse_op(std::string_view) noexcept;
 std::optional<EpsPlacement> parse_eps_placement(std::string_view) noexcept;
 std::optional<Variance> parse_variance(std::string_view) noexcept;
 std::optional<Affine> parse_affine(std::string_view) noexcept;
@@ -63,11 +80,12 @@ std::optional<Direction> parse_direction(std::string_view) noexcept;
 std::string choices_eps_placement();
 std::string choices_variance();
 std::string choices_affine();
-std::string choices_op();
 std::string choices_qk_form();
 std::string choices_direction();
 
-/// How an op's formula is instantiated.
+/// How an op's formula is instantiated: the common core (eps .. direction), which every op
+/// reads, and per-op parameters, which only the ops that declare them accept (each op's
+/// keys are in its OpDef; spec/convention.hpp reads and writes them as data).
 struct Convention {
   double eps = 1e-5;                                  ///< >= 0, as a binary64 value
   EpsPlacement eps_placement = EpsPlacement::inside_sqrt;
@@ -75,8 +93,10 @@ struct Convention {
   Affine affine = Affine::none;
   Shape normalized_shape;                             ///< trailing dims of x reduced over (LN, RMS, AdaLN, AdaRMS)
   DType acc_dtype = DType::f32;                       ///< accumulation dtype of a conforming kernel
+  /// forward (the op's outputs) or backward (its gradients given the input dy).
+  Direction direction = Direction::forward;
 
-  // Family-specific fields (each is rejected by the parser for ops that do not use it).
+  // Per-op parameters (each accepted only by the ops whose OpDef lists its key).
   // group_norm: number of groups G >= 1 of x [N, C, *spatial]; G must divide C; group
   // (n, g) holds the contiguous channels g*C/G .. (g+1)*C/G - 1. 0 = not given.
   std::int64_t num_groups = 0;
@@ -105,63 +125,27 @@ struct Convention {
   bool gated = false;
   // qk_norm: rms or l2 form (QkForm).
   QkForm qk_form = QkForm::rms;
-  // Every op but qk_norm: forward (the op's outputs) or backward (its gradients given the
-  // input dy; spec/backward.cpp). Case files: convention.direction = "backward".
-  Direction direction = Direction::forward;
 };
 
-/// Convention defaults of an op: eps 1e-5, inside_sqrt, biased, no affine, except
-/// l2_normalize (clamp_norm, eps 1e-12: torch.nn.functional.normalize), scale_norm
-/// (clamp_norm, eps 1e-5: Nguyen & Salazar 2019) and qk_norm with qk_form = l2 (same as l2).
-Convention default_convention(Op op);
-
-/// Name of the primary input of an op: "q" for qk_norm, "x" for every other op.
-/// Problem::x() returns it; input transforms apply to it unless they name another.
-std::string_view primary_input(Op op) noexcept;
-
-/// One evaluation of an op: op + convention + named inputs + output dtype.
-/// Inputs: "x" (required), "gamma" and "beta" (shape normalized_shape) per `affine`.
-/// Every backend receives this and returns Outputs; none re-parses case files.
+/// One evaluation of an op: op + convention + named inputs + output dtype. The inputs an op
+/// takes and their shapes are its OpDef's rules (validate()). Every backend receives this
+/// (as a ValidProblem) and returns Outputs; none re-parses case files.
 struct Problem {
-  Op op = Op::layer_norm;
+  Op op;
   Convention conv;
   DType out_dtype = DType::f32;
   std::map<std::string, Tensor> inputs;
 
-  /// The primary input ("x", or "q" for qk_norm).
-  const Tensor& x() const { return inputs.at(std::string(primary_input(op))); }
+  /// The primary input (the op's `primary_input`: "x", or "q" for qk_norm).
+  const Tensor& x() const;
   const Tensor* input(const std::string& name) const {
     auto it = inputs.find(name);
     return it == inputs.end() ? nullptr : &it->second;
   }
 };
 
-/// Named output tensors: "y" always; more per op (e.g. running stats).
+/// Named output tensors: "y" always for a forward problem ("dx" backward); more per op.
 using Outputs = std::map<std::string, Tensor>;
-
-/// Inputs and outputs of each op (validate() enforces them):
-///   layer_norm, rms_norm  x [..., normalized_shape]; gamma, beta [normalized_shape] per affine -> y
-///   group_norm, instance_norm  x [N, C, *spatial]; gamma, beta [C] per affine -> y
-///   batch_norm  x [N, C, *spatial] ([S, N, C, *spatial] with sequence); gamma, beta [C];
-///               running_mean, running_var [C] iff track_running_stats
-///               -> y, and running_mean, running_var [C] iff track_running_stats
-///   l2_normalize  x -> y;  scale_norm  x, g (one element) -> y
-///   ada_layer_norm, ada_rms_norm  x [B, *, d]; scale, shift [B, d]; gate [B, d] iff gated
-///               -> y = (1 + scale) N0(x) + shift, and h = x + gate * y iff gated
-///   qk_norm  q [B, H, T, d_k], k [B, H, S, d_k]; rms form: q_gamma, k_gamma [d_k] per affine;
-///               l2 form: g (one element) -> q_hat, k_hat (shapes of q, k), y = scores [B, H, T, S]
-/// Output dtype: out_dtype for every output.
-/// Backward problems (direction = backward) take the forward inputs plus dy (the shape of
-/// the forward y, = the shape of x) and output dx (shape of x) and the parameter gradients:
-///   layer_norm, rms_norm, group_norm, instance_norm, batch_norm: dgamma [shape of gamma]
-///               iff affine != none (for one_plus_w: dL/dw), dbeta iff gamma_beta;
-///   ada_layer_norm, ada_rms_norm: ds, db [B, d] (not gated);  scale_norm: dg (shape of g);
-///   l2_normalize: dx only.  qk_norm has no backward.
-std::map<std::string, Shape> output_shapes(const Problem& p);
-
-/// The output that stands for "the" result of a problem: "y" (forward) or "dx" (backward).
-/// expect.values, properties without `outputs`, and dumps use it.
-std::string primary_output(const Problem& p);
 
 /// Invalid op/convention/inputs combination. `field` names the offending field
 /// ("convention.eps", "inputs.gamma.shape"...), so the parser can point at its line.
@@ -170,59 +154,42 @@ struct SpecError : UsageError {
   std::string field;
 };
 
-/// Row decomposition of a row-wise op (layer_norm, rms_norm): x viewed as
-/// [rows, m] with m = numel(normalized_shape); gamma/beta indexed by the column.
-struct RowLayout {
-  std::int64_t rows = 0;
-  std::int64_t m = 0;
+/// A Problem that validate() accepted. The reference, the kernels and every backend take
+/// it, so a problem's rules run once, where it enters (the parser, a probe, a test), not
+/// once per evaluation. Shares the (immutable) Problem: cheap to copy.
+class ValidProblem {
+ public:
+  const Problem& operator*() const noexcept { return *p_; }
+  const Problem* operator->() const noexcept { return p_.get(); }
+  const Problem& get() const noexcept { return *p_; }
+
+ private:
+  explicit ValidProblem(std::shared_ptr<const Problem> p) : p_(std::move(p)) {}
+  std::shared_ptr<const Problem> p_;
+  friend ValidProblem validate(Problem p);
 };
 
-/// Checks shapes, parameter presence and value ranges; throws SpecError.
-/// Rules: eps >= 0 and finite; normalized_shape non-empty and equal to the trailing
-/// dims of x; gamma (and beta for gamma_beta) present with shape normalized_shape;
-/// unbiased variance needs m >= 2. The other families' rules (G divides C, running stats
-/// iff tracked, batch statistics need N * spatial > 1, shapes of scale/shift/gate, q/k,
-/// axes...) are in spec/families.cpp; each SpecError names its field.
-void validate(const Problem& p);
-/// Row layout of a validated layer_norm/rms_norm problem.
-RowLayout row_layout(const Problem& p);
-/// Whether the op subtracts the mean (layer_norm family) before scaling.
-bool centers(Op op) noexcept;
+/// Checks every rule of the problem's op (spec/op_def.hpp: shapes, parameter presence,
+/// value ranges) and the common ones (eps finite and >= 0, the primary input present, dy
+/// iff backward and only for an op with a backward); throws SpecError naming the field.
+ValidProblem validate(Problem p);
+/// Throws SpecError unless validate() accepts p (for checks that keep their Problem).
+void check(const Problem& p);
 
-/// Channel view of a validated group_norm / instance_norm / batch_norm problem: x as
-/// [steps, n, c, spatial] (steps = S with `sequence`, else 1; spatial = product of the
-/// dims after C, 1 if none). Element (s, i, ch, l) sits at ((s*n + i)*c + ch)*spatial + l.
-struct ChannelLayout {
-  std::int64_t steps = 1, n = 0, c = 0, spatial = 1;
-};
-ChannelLayout channel_layout(const Problem& p);
+/// Every output a problem defines, by name, with its shape (the op's rules per direction).
+std::map<std::string, Shape> output_shapes(const Problem& p);
+/// The output that stands for "the" result of a problem: "y" (forward) or "dx" (backward).
+/// expect.values, properties without `outputs`, and dumps use it.
+std::string primary_output(const Problem& p);
 
-/// Reduction groups of x over a set of axes (l2_normalize, scale_norm): every group is
-/// the set of elements that agree on all other coordinates. Element j of group g sits at
-/// flat index base[g] + member[j]; groups and members are in row-major order.
+/// Reduction groups of x: element j of group g sits at flat index base[g] + member[j];
+/// groups and members are in row-major order.
 struct ReductionLayout {
   std::vector<std::int64_t> base, member;
   bool contiguous = false;  ///< member[j] == j (the axes are the trailing dims)
 };
-/// Axes reduced by a validated l2_normalize / scale_norm problem, sorted, non-negative.
-std::vector<std::int64_t> reduced_axes(const Problem& p);
-ReductionLayout reduction_layout(const Shape& shape, const std::vector<std::int64_t>& axes);
-/// The normalization groups of a validated problem as base + member offsets (flat indices
-/// into x, and into every output of x's shape): element j of group g sits at base[g] +
-/// member[j]. layer_norm, rms_norm: rows over normalized_shape; group_norm: (n, g) over
-/// C/G channels and spatial; instance_norm: (n, c) over spatial; batch_norm: one group per
-/// (step, channel) over N and spatial (eval too: the groups of its batch statistics);
-/// l2_normalize, scale_norm: reduction_layout; ada_*: rows of d; qk_norm: rows of d_k of q.
+/// The normalization groups of a validated problem (its op's `groups` rule): flat indices
+/// into x, and into every output of x's shape.
 ReductionLayout group_layout(const Problem& p);
-
-namespace detail {
-/// validate() for every op but layer_norm and rms_norm (spec/families.cpp).
-void validate_family(const Problem& p);
-/// validate()'s direction rules: dy given iff backward, with the shape of x; the ops and
-/// conventions that have a backward (spec/backward.cpp).
-void validate_direction(const Problem& p);
-/// output_shapes() of a backward problem (spec/backward.cpp).
-std::map<std::string, Shape> backward_output_shapes(const Problem& p);
-}  // namespace detail
 
 }  // namespace normcheck

@@ -11,6 +11,7 @@
 #include "cases/toml_fields.hpp"
 
 #include "cases/case.hpp"
+#include "ops/registry.hpp"
 
 namespace normcheck::trace {
 

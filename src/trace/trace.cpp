@@ -39,9 +39,12 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.hpp"
-#include "reference/reference.hpp"
-#include "reference/row_norm.hpp"
+#include "spec/backend.hpp"
+#include "ops/reference.hpp"
+#include "ops/common/row_norm.hpp"
+#include "spec/layout.hpp"
+#include "ops/registry.hpp"
+#include "backends/registry.hpp"
 
 namespace normcheck::trace {
 
@@ -153,10 +156,11 @@ TraceResult run_trace(const Model& m, const TraceOptions& opt) {
   // 2. The backend stack, measured at every site against both.
   run_stack(st, [&](const Site& s, const Problem& p) {
     Backend& be = injected.count(s.index) ? *injected.at(s.index) : *main_be;
-    if (auto why = be.unsupported(p, {})) throw BackendError(fmt::format("site {} ({}): {}", s.index, s.name, *why));
+    const ValidProblem vp = validate(p);
+    if (auto why = be.unsupported(vp, {})) throw BackendError(fmt::format("site {} ({}): {}", s.index, s.name, *why));
     Outputs o;
     try {
-      o = be.run(p, {});
+      o = be.run(vp, {});
     } catch (const BackendError&) {
       throw;
     } catch (const std::exception& e) {

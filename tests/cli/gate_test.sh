@@ -44,6 +44,10 @@ expect "cpu passes under --strict" 0 "$nc" run --no-progress "$w" -b cpu --stric
 expect "a recorded source no selected case carries" 2 "$nc" run --no-progress cases/onnx "$w" -f 'layer_norm/worked' -b onnx-expected
 contains "is an unknown backend" "$tmp/err" "--backend onnx-expected: unknown backend"
 
+printf '[[case]]\nname = "a"\nop = "layer_norm"\ndtype = "f64"\ninputs.x = { values = [1, 3] }\nrecorded.cpu.y = { values = [9, 9], dtype = "f64" }\n' >"$tmp/rec.toml"
+expect "a recorded source named after a built-in backend" 2 "$nc" run --no-progress "$tmp/rec.toml"
+contains "names the case and the source" "$tmp/err" "rec.toml:1: case.a: recorded.cpu: 'cpu' names a built-in backend"
+
 # ---- every --filter and --case must select something -------------------------------------
 expect "second filter matches nothing" 2 "$nc" run --no-progress -f 'layer_norm/worked' -f 'layer_norm/typo'
 contains "names the filter" "$tmp/err" "--filter layer_norm/typo: matches no case"

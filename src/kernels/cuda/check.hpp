@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backends/backend.hpp"
+#include "spec/backend.hpp"
 
 namespace normcheck::kernels::cuda::detail {
 

@@ -13,6 +13,7 @@
 #include "kernels/cuda/family_body.hpp"
 #include "kernels/cuda/launch.hpp"
 #include "spec/op.hpp"
+#include "spec/layout.hpp"
 
 namespace normcheck::kernels::cuda {
 

@@ -1,4 +1,5 @@
 #include "kernels/cuda/launch.hpp"
+#include "spec/layout.hpp"
 
 #include <algorithm>
 #include <cstring>

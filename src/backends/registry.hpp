@@ -1,0 +1,41 @@
+// The one table of backends (STYLE.md 10): built-in backends, mutants, and the kinds of
+// backends given by a spec (plugin:, cmd:). The CLI and the report never name a backend.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/backend.hpp"
+
+namespace normcheck {
+
+/// Creates a backend by name: "reference", "cpu", "cuda", "mutant:<fault>", or any other name
+/// as a recorded source. Throws std::invalid_argument for a malformed name.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+/// Whether a name belongs to a built-in backend or a backend kind ("reference", "cpu",
+/// "cuda", anything of the form "kind:..."), so a recorded source may not use it.
+bool is_reserved_backend_name(const std::string& name);
+/// Built-in backends run by default (reference, cpu).
+std::vector<std::string> default_backends();
+/// Names of the mutant faults (test-only backends mutant:<fault>).
+std::vector<std::string> mutant_names();
+/// Every built-in backend name with its description, for listings.
+std::vector<std::pair<std::string, std::string>> builtin_backends();
+
+/// Settings of the backends that run outside normcheck's process (plugin:, cmd:).
+struct BackendOptions {
+  double timeout_s = 60;  ///< seconds per evaluation and per worker start (--timeout)
+  std::string host_exe;   ///< executable run as "EXE __plugin-host LIB" to host plugins; empty: this one
+};
+/// make_backend, also accepting "plugin:PATH" (a C-ABI plugin, src/backends/normcheck_plugin.h),
+/// "cmd:COMMAND" (an external worker process, README "External process backends") and
+/// "onednn". Throws std::invalid_argument for a malformed name, a missing plugin file or a
+/// command that is not executable (usage errors, exit 2), BackendError when a plugin or
+/// worker starts but cannot run (bad ABI version, failed handshake: exit 3).
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt);
+/// Whether `name` has the form of a parametric backend (mutant:, plugin:, cmd:).
+bool is_backend_spec(const std::string& name);
+
+}  // namespace normcheck

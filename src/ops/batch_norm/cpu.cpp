@@ -1,0 +1,99 @@
+// CPU batch_norm forward: binary32 accumulation (binary64 for f64), running stats kept
+// in the accumulation type between the calls of a sequence.
+//
+// Batch statistics (training, or track_running_stats = false), per channel: the N blocks of
+// `spatial` contiguous values are gathered into one buffer of m = N * spatial values and
+// normalized by group_kernel.hpp's two-pass algorithm (scan, 2^-e scaling, mean, centered
+// sum of squares, binary64 denominator); y = n gamma + beta is scattered back. The update
+// (training with running stats) reads the same scaled statistics: mu = mu_s / s and
+// v_u = ss / (m - 1) / s^2 in binary64 (exact power-of-two rescaling), then
+//   r <- (1 - a) r + a s   in A, with a and 1 - a each rounded once from binary64,
+// three roundings per step (the reference's running-stat condition magnitude carries the
+// chain). A channel holding NaN/inf gives NaN outputs and NaN running stats.
+// Eval with running stats: r = 1 / D(running_var) in binary64, rounded once to A;
+// y = (x - running_mean) r gamma + beta, four roundings per element (NaN stays elementwise).
+// Channels are spread over OpenMP threads.
+#include <cmath>
+
+#include "ops/common/cpu_kernels.hpp"
+#include "ops/common/group_kernel.hpp"
+#include "spec/layout.hpp"
+
+namespace normcheck::kernels::cpu {
+
+namespace {
+
+template <class A>
+void batch_norm_impl(const Problem& p, Outputs& out) {
+  using namespace detail;
+  const Convention& c = p.conv;
+  const ChannelLayout l = channel_layout(p);
+  const std::int64_t m = l.n * l.spatial, dof = dof_of(c, m);
+  const std::vector<A> gamma = load_param<A>(p.input("gamma"), c.affine == Affine::one_plus_w);
+  const std::vector<A> beta = load_param<A>(p.input("beta"));
+  std::vector<A> rm = load_param<A>(p.input("running_mean")), rv = load_param<A>(p.input("running_var"));
+  const Tensor& x = p.x();
+  Tensor y(p.out_dtype, x.shape());
+  const bool batch_stats = c.training || !c.track_running_stats;
+  const bool update = c.training && c.track_running_stats;
+  std::int64_t tracked = c.num_batches_tracked;
+  auto at = [&](std::int64_t s, std::int64_t i, std::int64_t ch) { return ((s * l.n + i) * l.c + ch) * l.spatial; };
+  for (std::int64_t s = 0; s < l.steps; ++s) {
+    double a = 0;
+    if (update) {
+      ++tracked;
+      a = c.momentum ? *c.momentum : 1.0 / static_cast<double>(tracked);
+    }
+    const A aa = static_cast<A>(a), keep = static_cast<A>(1.0 - a);
+#pragma omp parallel if (x.size() > 32768)
+    {
+      std::vector<A> buf(static_cast<std::size_t>(batch_stats ? m : l.spatial));
+#pragma omp for schedule(static)
+      for (std::int64_t ch = 0; ch < l.c; ++ch) {
+        A* b = buf.data();
+        const A g = gamma.empty() ? A(1) : gamma[ch], bt = beta.empty() ? A(0) : beta[ch];
+        if (!batch_stats) {
+          const A r = static_cast<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, c));
+          const A mu = rm[ch];
+          for (std::int64_t i = 0; i < l.n; ++i) {
+            load_row(x, at(s, i, ch), l.spatial, b);
+            for (std::int64_t j = 0; j < l.spatial; ++j) b[j] = (b[j] - mu) * r * g + bt;
+            store_row(y, at(s, i, ch), l.spatial, b);
+          }
+          continue;
+        }
+        for (std::int64_t i = 0; i < l.n; ++i) load_row(x, at(s, i, ch), l.spatial, b + i * l.spatial);
+        const GroupStats<A> st = normalize_in_place(b, m, true, dof, c);
+        if (c.affine != Affine::none)
+          for (std::int64_t j = 0; j < m; ++j) b[j] = b[j] * g + bt;
+        for (std::int64_t i = 0; i < l.n; ++i) store_row(y, at(s, i, ch), l.spatial, b + i * l.spatial);
+        if (!update) continue;
+        if (st.nonfinite) {
+          rm[ch] = rv[ch] = std::numeric_limits<A>::quiet_NaN();
+          continue;
+        }
+        const double mu = static_cast<double>(st.mu_s) / st.s;
+        const double vu = static_cast<double>(st.ss) / static_cast<double>(m - 1) / st.s / st.s;  // s^2 may overflow for f64
+        rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
+        rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
+      }
+    }
+  }
+  out["y"] = std::move(y);
+  if (c.track_running_stats) {
+    Tensor orm(p.out_dtype, Shape{l.c}), orv(p.out_dtype, Shape{l.c});
+    store_row(orm, 0, l.c, rm.data());
+    store_row(orv, 0, l.c, rv.data());
+    out["running_mean"] = std::move(orm);
+    out["running_var"] = std::move(orv);
+  }
+}
+
+}  // namespace
+
+void batch_norm_forward(const Problem& p, Outputs& out) {
+  if (detail::use_f64(p)) batch_norm_impl<double>(p, out);
+  else batch_norm_impl<float>(p, out);
+}
+
+}  // namespace normcheck::kernels::cpu

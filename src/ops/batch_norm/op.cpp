@@ -1,0 +1,136 @@
+// batch_norm: per channel over N and the spatial axes. Training normalizes with the biased
+// batch variance and updates running_mean/running_var (the unbiased batch variance) with
+// `momentum` (or the cumulative average); eval uses the running stats (batch statistics
+// without track_running_stats). Reference: reference.hpp; CPU: cpu.cpp.
+#include <fmt/format.h>
+
+#include "ops/common/channel_op.hpp"
+#include "ops/common/cpu_kernels.hpp"
+#include "ops/common/mutants.hpp"
+#include "ops/common/precision.hpp"
+#include "ops/batch_norm/reference.hpp"
+#include "ops/batch_norm/reference_backward.hpp"
+#include "ops/registry.hpp"
+#include "spec/convention.hpp"
+#include "spec/rules.hpp"
+#include "spec/layout.hpp"
+
+namespace normcheck::ops {
+
+namespace {
+
+void validate(const Problem& p) {
+  const Convention& c = p.conv;
+  const ChannelLayout l = channels::validate_x_and_affine(p);
+  rules::only_inputs(p, {"x", "gamma", "beta", "running_mean", "running_var"});
+  if (c.momentum)
+    rules::need(*c.momentum >= 0 && *c.momentum <= 1, "convention.momentum",
+                fmt::format("momentum must be in [0, 1], got {}", *c.momentum));
+  rules::need(c.num_batches_tracked >= 0, "convention.num_batches_tracked", "num_batches_tracked must be >= 0");
+  const std::string why = fmt::format("track_running_stats = {}", c.track_running_stats);
+  rules::input_rule(p, "running_mean", c.track_running_stats, Shape{l.c}, why);
+  rules::input_rule(p, "running_var", c.track_running_stats, Shape{l.c}, why);
+  if (const Tensor* rv = p.input("running_var"))
+    for (std::int64_t i = 0; i < rv->size(); ++i)
+      rules::need(!(rv->get(i) < 0), "inputs.running_var", fmt::format("running_var[{}] = {} is negative", i, rv->get(i)));
+  const bool batch_stats = c.training || !c.track_running_stats;
+  const std::int64_t m = l.n * l.spatial;
+  // PyTorch: "Expected more than 1 value per channel when training".
+  if (batch_stats)
+    rules::need(m >= 2, "inputs.x.shape",
+                fmt::format("batch_norm with batch statistics needs more than one value per channel: x {} has N * spatial = {}",
+                            shape_str(p.x().shape()), m));
+  rules::unbiased_needs_two(p, m);
+}
+
+void validate_backward(const Problem& p) {
+  if (p.conv.sequence) throw SpecError("convention.sequence", "backward covers one batch_norm call: sequence = false");
+}
+
+std::map<std::string, Shape> outputs(const Problem& p) {
+  std::map<std::string, Shape> o{{"y", p.x().shape()}};
+  if (p.conv.track_running_stats) {
+    const Shape c{channel_layout(p).c};
+    o["running_mean"] = c;
+    o["running_var"] = c;
+  }
+  return o;
+}
+
+/// One group per (step, channel) over N and spatial (eval too: its batch statistics' groups).
+ReductionLayout groups(const Problem& p) {
+  const ChannelLayout c = channel_layout(p);
+  ReductionLayout l;
+  for (std::int64_t s = 0; s < c.steps; ++s)
+    for (std::int64_t ch = 0; ch < c.c; ++ch) l.base.push_back((s * c.n * c.c + ch) * c.spatial);
+  for (std::int64_t i = 0; i < c.n; ++i)
+    for (std::int64_t j = 0; j < c.spatial; ++j) l.member.push_back(i * c.c * c.spatial + j);
+  l.contiguous = c.n == 1 || c.c == 1;
+  return l;
+}
+
+/// m = N * spatial with batch statistics; 1 in eval (y = g (x - rm)/D(rv) + b reads no
+/// reduction). The running-stat update adds 3 roundings per step, within k_ops (budget.cpp).
+std::int64_t group_size(const Problem& p) {
+  const ChannelLayout l = channel_layout(p);
+  return p.conv.training || !p.conv.track_running_stats ? l.n * l.spatial : 1;
+}
+
+template <class T>
+ExactOutputs eval(const Problem& p) {
+  return p.conv.direction == Direction::backward ? reference::batch_norm_backward<T>(p) : reference::batch_norm<T>(p);
+}
+
+const ConventionKey kMomentum{
+    "momentum", "running-stat factor a in r <- (1 - a) r + a s, 0 <= a <= 1; \"none\": cumulative average (PyTorch None)",
+    [](const FieldSource& s, Convention& c) {
+      if (s.is_null("momentum") || (s.is_string("momentum") && s.text("momentum") == "none")) c.momentum.reset();
+      else c.momentum = s.number("momentum");
+    },
+    [](const Convention& c) -> ConventionValue {
+      if (c.momentum) return *c.momentum;
+      return std::monostate{};
+    }};
+const ConventionKey kTracked{"num_batches_tracked", "PyTorch's counter before the first batch (the cumulative average reads it)",
+                             [](const FieldSource& s, Convention& c) { c.num_batches_tracked = s.integer("num_batches_tracked"); },
+                             [](const Convention& c) -> ConventionValue { return c.num_batches_tracked; }};
+const ConventionKey kTraining{"training", "training forward (batch statistics, running stats updated) or eval",
+                              [](const FieldSource& s, Convention& c) { c.training = s.boolean("training"); },
+                              [](const Convention& c) -> ConventionValue { return c.training; }};
+const ConventionKey kTrack{"track_running_stats", "keep running stats (inputs and outputs running_mean, running_var)",
+                           [](const FieldSource& s, Convention& c) { c.track_running_stats = s.boolean("track_running_stats"); },
+                           [](const Convention& c) -> ConventionValue { return c.track_running_stats; }};
+const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls of one module",
+                              [](const FieldSource& s, Convention& c) { c.sequence = s.boolean("sequence"); },
+                              [](const Convention& c) -> ConventionValue { return c.sequence; }};
+
+namespace mut = kernels::mutant;
+
+}  // namespace
+
+extern const OpDef batch_norm_def{
+    .name = "batch_norm",
+    .formula = "y = gamma_c (x - mean_c) / sqrt(var_c + eps) + beta_c over N and spatial; running stats updated in training",
+    .centers = true,
+    .params = {&kMomentum, &kTracked, &kTraining, &kTrack, &kSequence},
+    .validate = validate,
+    .outputs = outputs,
+    .groups = groups,
+    .group_size = group_size,
+    .backward_outputs = channels::backward_outputs,
+    .validate_backward = validate_backward,
+    .param_reduction = channels::param_reduction,
+    .reference = [](const ValidProblem& vp) {
+      const Problem& p = *vp;
+      return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+    },
+    .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp); },
+    .cpu = [](const ValidProblem& p, Outputs& o) {
+      if (p->conv.direction == Direction::backward) kernels::cpu::batch_norm_backward(*p, o);
+      else kernels::cpu::batch_norm_forward(*p, o);
+    },
+    .mutants = {mut::def<mut::Fault::bn_biased_running_var>(), mut::def<mut::Fault::bn_stats_over_batch_only>(),
+                mut::def<mut::Fault::bn_eval_batch_stats>(), mut::def<mut::Fault::bn_backward_constant_stats>()},
+};
+
+}  // namespace normcheck::ops

@@ -1,0 +1,60 @@
+#include "ops/common/row_op.hpp"
+
+#include <fmt/format.h>
+
+#include "ops/common/mutants.hpp"
+#include "spec/layout.hpp"
+#include "spec/rules.hpp"
+
+namespace normcheck::ops::rows {
+
+void validate(const Problem& p) {
+  const Convention& c = p.conv;
+  rules::trailing_dims(p);
+  const Shape& ns = c.normalized_shape;
+  const bool need_gamma = c.affine != Affine::none, need_beta = c.affine == Affine::gamma_beta;
+  for (const char* name : {"gamma", "beta"}) {
+    const bool need = std::string_view(name) == "gamma" ? need_gamma : need_beta;
+    const Tensor* t = p.input(name);
+    if (need && !t)
+      throw SpecError(fmt::format("inputs.{}", name), fmt::format("affine = {} needs input {}", to_string(c.affine), name));
+    if (!need && t)
+      throw SpecError(fmt::format("inputs.{}", name),
+                      fmt::format("input {} given but affine = {} does not use it", name, to_string(c.affine)));
+    if (t && t->shape() != ns)
+      throw SpecError(fmt::format("inputs.{}.shape", name),
+                      fmt::format("{} has shape {}, expected normalized_shape {}", name, shape_str(t->shape()), shape_str(ns)));
+  }
+  if (c.variance == Variance::unbiased && numel(ns) < 2)
+    throw SpecError("convention.variance", "unbiased variance needs at least 2 elements per group");
+  for (auto& [name, t] : p.inputs)
+    if (name != "x" && name != "gamma" && name != "beta" && name != "dy")  // dy: validate()'s
+      throw SpecError("inputs." + name, fmt::format("unknown input '{}' for {} (expected x, gamma, beta)", name, to_string(p.op)));
+}
+
+std::map<std::string, Shape> outputs(const Problem& p) { return {{"y", p.x().shape()}}; }
+
+std::map<std::string, Shape> backward_outputs(const Problem& p) {
+  std::map<std::string, Shape> o{{"dx", p.x().shape()}};
+  if (const Tensor* t = p.input("gamma")) o["dgamma"] = t->shape();
+  if (const Tensor* t = p.input("beta")) o["dbeta"] = t->shape();
+  return o;
+}
+
+ReductionLayout groups(const Problem& p) { return row_groups(p, row_layout(p).m); }
+
+std::int64_t group_size(const Problem& p) { return row_layout(p).m; }
+
+std::int64_t param_reduction(const Problem& p) { return p.conv.affine == Affine::none ? 0 : p.x().size() / row_layout(p).m; }
+
+std::vector<MutantDef> mutants() {
+  namespace mut = kernels::mutant;
+  using F = mut::Fault;
+  return {mut::def<F::eps_outside_sqrt>(), mut::def<F::eps_missing>(), mut::def<F::wrong_eps>(),
+          mut::def<F::unbiased_variance>(), mut::def<F::no_sqrt>(), mut::def<F::one_pass_variance>(),
+          mut::def<F::f16_accumulation>(), mut::def<F::rms_subtracts_mean>(), mut::def<F::ln_no_centering>(),
+          mut::def<F::stats_over_sequence>(), mut::def<F::gamma_wrong_axis>(), mut::def<F::w_not_one_plus_w>(),
+          mut::def<F::tail_unnormalized>(), mut::def<F::dgamma_wrong_axis>(), mut::def<F::ln_dx_no_mean_term>()};
+}
+
+}  // namespace normcheck::ops::rows

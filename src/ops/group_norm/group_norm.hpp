@@ -1,0 +1,22 @@
+// group_norm and instance_norm (instance_norm is group_norm with G = C): the entries their
+// OpDefs (op.cpp, instance_norm.cpp) register.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "spec/exact.hpp"
+#include "spec/op.hpp"
+
+namespace normcheck::ops::group_norms {
+
+ExactOutputs reference_exact(const ValidProblem& p);
+ExactOutputs reference_double(const ValidProblem& p);
+void cpu(const ValidProblem& p, Outputs& out);
+/// Inputs x, gamma, beta; the group's size m (>= 2 for unbiased); G divides C (group_norm).
+void validate(const Problem& p);
+std::map<std::string, Shape> outputs(const Problem& p);
+ReductionLayout groups(const Problem& p);
+std::int64_t group_size(const Problem& p);
+
+}  // namespace normcheck::ops::group_norms

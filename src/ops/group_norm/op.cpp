@@ -1,0 +1,75 @@
+// group_norm: per (n, g) over the C/G contiguous channels of group g and the spatial axes,
+// y = gamma_c (x - mean) / D(var) + beta_c. Reference: reference.hpp; CPU: cpu.cpp.
+#include <fmt/format.h>
+
+#include "ops/common/channel_op.hpp"
+#include "ops/common/cpu_kernels.hpp"
+#include "ops/common/mutants.hpp"
+#include "ops/group_norm/group_norm.hpp"
+#include "ops/registry.hpp"
+#include "spec/convention.hpp"
+#include "spec/rules.hpp"
+#include "spec/layout.hpp"
+
+namespace normcheck::ops {
+
+namespace group_norms {
+
+void validate(const Problem& p) {
+  const ChannelLayout l = channels::validate_x_and_affine(p);
+  std::int64_t m = l.spatial;
+  if (p.op == Op::group_norm) {
+    const std::int64_t G = p.conv.num_groups;
+    rules::need(G >= 1, "convention.num_groups", "group_norm needs num_groups >= 1");
+    rules::need(l.c % G == 0, "convention.num_groups",
+                fmt::format("num_groups = {} does not divide the {} channels of x {}", G, l.c, shape_str(p.x().shape())));
+    m *= l.c / G;
+  }
+  rules::only_inputs(p, {"x", "gamma", "beta"});
+  rules::unbiased_needs_two(p, m);
+}
+
+std::map<std::string, Shape> outputs(const Problem& p) { return {{"y", p.x().shape()}}; }
+
+std::int64_t group_size(const Problem& p) {
+  const ChannelLayout l = channel_layout(p);
+  return p.op == Op::instance_norm ? l.spatial : l.c / p.conv.num_groups * l.spatial;
+}
+
+ReductionLayout groups(const Problem& p) { return row_groups(p, group_size(p)); }
+
+void cpu(const ValidProblem& p, Outputs& o) {
+  if (p->conv.direction == Direction::backward) kernels::cpu::group_norm_backward(*p, o);
+  else kernels::cpu::group_norm_forward(*p, o);
+}
+
+}  // namespace group_norms
+
+namespace {
+const ConventionKey kNumGroups{"num_groups", "number of groups G >= 1; G divides C; group g holds channels g C/G .. (g+1) C/G - 1",
+                               [](const FieldSource& s, Convention& c) {
+                                 c.num_groups = s.integer("num_groups");
+                                 if (c.num_groups < 1)
+                                   s.fail("num_groups", fmt::format("num_groups must be >= 1, got {}", c.num_groups));
+                               },
+                               [](const Convention& c) -> ConventionValue { return c.num_groups; }};
+}  // namespace
+
+extern const OpDef group_norm_def{
+    .name = "group_norm",
+    .formula = "y = gamma_c (x - mean) / sqrt(var + eps) + beta_c per (n, group of C/G channels) over channels and spatial",
+    .centers = true,
+    .params = {&kNumGroups},
+    .validate = group_norms::validate,
+    .outputs = group_norms::outputs,
+    .groups = group_norms::groups,
+    .group_size = group_norms::group_size,
+    .backward_outputs = channels::backward_outputs,
+    .param_reduction = channels::param_reduction,
+    .reference = group_norms::reference_exact,
+    .reference_double = group_norms::reference_double,
+    .cpu = group_norms::cpu,
+    .mutants = {kernels::mutant::def<kernels::mutant::Fault::gn_interleaved_groups>()},
+};
+
+}  // namespace normcheck::ops

@@ -1,0 +1,52 @@
+// Reference for group_norm and instance_norm, a plain loop template on the number type T.
+//
+// Formulas (shared/spec/worked-examples.md "Formulas"; Wu & He 2018 for GroupNorm,
+// Ulyanov et al. 2016 for InstanceNorm): x is [N, C, *spatial]; group_norm with G groups
+// normalizes each (n, g) over the C/G contiguous channels g*C/G .. (g+1)*C/G - 1 and all
+// spatial positions, m = (C/G) * spatial values, exactly as layer_norm normalizes a row
+// (row_norm.hpp: mean, biased or unbiased variance, eps placement); gamma and beta are
+// per channel [C]. instance_norm is group_norm with G = C (m = spatial). A group holding
+// NaN or an infinity gives NaN for its m outputs only.
+//
+// Condition magnitude: the group is contiguous in memory, so it is normalize_group's
+// (row_norm.hpp) with the gains gathered per element:
+//   c_i = |g_i|/D (|x_i| + (1/m) sum_j |x_j| + k |n_i| (1/m') sum_j |n_j x_j|) + |g_i n_i| + [beta] |beta_i|,
+// an O(m) triangle-inequality bound of sum_j |dy_i/dx_j x_j| plus the affine terms.
+// Exactness: as row_norm.hpp (the same sums over m values).
+#pragma once
+
+#include "ops/common/family_common.hpp"
+#include "ops/common/row_norm.hpp"
+#include "spec/layout.hpp"
+
+namespace normcheck::reference {
+
+template <class T>
+ExactOutputs group_norm(const Problem& p) {
+  const ChannelLayout l = channel_layout(p);
+  const std::int64_t G = p.op == Op::instance_norm ? l.c : p.conv.num_groups;
+  const std::int64_t cpg = l.c / G, m = cpg * l.spatial;
+  const std::vector<T> gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
+  const Tensor& x = p.x();
+  ExactOutput y = detail::make_output(p.out_dtype, x.shape());
+#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
+  for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
+    const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
+    std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
+    if (!gamma.empty()) gg.resize(xg.size());
+    if (!beta.empty()) bg.resize(xg.size());
+    for (std::int64_t j = 0; j < m; ++j) {
+      xg[j] = T(x.get(off + j));
+      const std::int64_t ch = ch0 + j / l.spatial;
+      if (!gamma.empty()) gg[j] = gamma[ch];
+      if (!beta.empty()) bg[j] = beta[ch];
+    }
+    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off);
+    for (std::int64_t j = 0; j < m; ++j) detail::put(y, off + j, yg[j], y.cond[off + j]);
+  }
+  ExactOutputs o;
+  o.emplace("y", std::move(y));
+  return o;
+}
+
+}  // namespace normcheck::reference

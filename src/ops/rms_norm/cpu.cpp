@@ -1,0 +1,19 @@
+// CPU rms_norm forward, binary32 accumulation for f16/bf16/f32 (binary64 for f64).
+//
+// Per row: load, scan max|x| and finiteness (NaN/inf row -> NaN), scale by s = 2^-e
+// (exact), ss = blocked_sum((x s)^2) (all terms >= 0: relative error <= (m/8 + 4) u),
+// r = 1 / D_s(ss / m') in binary64 rounded once to A, y = (x s r) gain (+ beta).
+// Error bound: |y^ - y| <= ulp_out/2 + (m/16 + 8) u c_i (c_i from reference/row_norm.hpp).
+#include "ops/common/row_kernel.hpp"
+#include "ops/common/cpu_kernels.hpp"
+
+namespace normcheck::kernels::cpu {
+
+void rms_norm_forward(const Problem& p, Outputs& out) {
+  Tensor y(p.out_dtype, p.x().shape());
+  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, false);
+  else detail::normalize_rows<float>(p, y, false);
+  out["y"] = std::move(y);
+}
+
+}  // namespace normcheck::kernels::cpu

@@ -1,0 +1,90 @@
+#include "run/pipeline.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "checks/dump.hpp"
+#include "checks/runner.hpp"
+#include "report/report.hpp"
+#include "run/expectations.hpp"
+#include "run/progress.hpp"
+#include "run/resolve.hpp"
+
+namespace normcheck {
+
+void check_output_path(const std::string& opt, const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  const fs::path parent = (ec ? fs::path(path) : p).parent_path();
+  if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{} {}: is a folder", opt, path));
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw UsageError(fmt::format("{} {}: the folder {} does not exist", opt, path, parent.string()));
+  if (!parent.empty() && access(parent.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{} {}: the folder {} is not writable", opt, path, parent.string()));
+  for (const auto& in : inputs)
+    if (fs::weakly_canonical(in, ec) == p) throw UsageError(fmt::format("{} {}: that is an input of this run", opt, path));
+  for (fs::path d = parent; !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (d.filename() == "golden" && fs::is_directory(d.parent_path() / "cases", ec))
+      throw UsageError(fmt::format("{} {}: inside {}, the golden files (rewrite them with normcheck golden --update)", opt,
+                                   path, d.string()));
+}
+
+Report run(const RunRequest& req) {
+  // 1. select
+  Selection sel = select_cases(req.select);
+  // Refuse what cannot work before anything runs: outputs, expectations, backends, dumps.
+  std::vector<std::string> inputs;
+  for (auto& c : sel.cases) inputs.push_back(c.file);
+  if (!req.expect_failures.empty()) inputs.push_back(req.expect_failures);
+  for (const auto& [opt, path] : req.outputs) check_output_path(opt, path, inputs);
+  std::vector<Expectation> expectations;
+  if (!req.expect_failures.empty()) expectations = read_expectations(req.expect_failures);
+  if (!req.dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(req.dump_dir, ec);
+    if (!std::filesystem::is_directory(req.dump_dir))
+      throw UsageError(fmt::format("--dump-failures {}: not a folder that can be created{}", req.dump_dir,
+                                   ec ? ": " + ec.message() : ""));
+  }
+  // 2. resolve
+  std::map<std::string, std::string> recorded;  // source -> the first case recording it
+  for (auto& c : sel.cases)
+    for (auto& [k, v] : c.recorded) recorded.emplace(k, fmt::format("{}:{}: case.{}", c.file, c.line, c.name));
+  BackendSet bs = resolve_backends(req.backends, recorded, BackendOptions{req.timeout_s, {}}, req.strict);
+  // 3. execute, with the observers: progress, failure dumps
+  RunOptions opt;
+  opt.program = req.program;
+  double heartbeat = 10;
+  if (const char* h = std::getenv("NORMCHECK_HEARTBEAT_S"); h && *h) heartbeat = std::max(0.0, std::atof(h));
+  Progress progress(Progress::choose(!req.progress), sel.cases.size() * bs.backends.size(), heartbeat);
+  opt.observers.push_back([&](CaseResult& r, const Evaluation*) {
+    progress.step(fmt::format("{} on {}", r.cs->layer, r.backend), r.status == Status::failed || r.status == Status::error);
+  });
+  if (!req.dump_dir.empty()) opt.observers.push_back(failure_dumper(req.dump_dir));
+  const auto results = run_cases(sel.cases, bs.backends, opt);
+  progress.finish();
+  // 4. report
+  RunInfo info;
+  info.version = NORMCHECK_VERSION;
+  info.suite = sel.suite;
+  info.suite_cases = sel.suite_cases;
+  info.shard_index = sel.shard_index;
+  info.shard_count = sel.shard_count;
+  info.strict = req.strict;
+  std::string names;
+  for (auto& r : bs.records) names += r.name + "\n";
+  info.fingerprint = fingerprint(sel.cases_fingerprint + "\n" + names);
+  info.backends = bs.records;
+  Report rep = make_report(results, std::move(info));
+  if (!req.expect_failures.empty()) apply_expectations(rep, expectations, sel.names_in_files, req.expect_failures);
+  return rep;
+}
+
+}  // namespace normcheck

@@ -1,0 +1,56 @@
+// The one backend interface (STYLE.md 10): anything that evaluates a ValidProblem. The
+// table of backends that implement it is src/backends/registry.cpp.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "spec/op.hpp"
+
+namespace normcheck {
+
+/// A backend could not run a problem it claimed to support (crash, bad output, library
+/// error). The runner reports it as ERROR and the exit code becomes 3.
+struct BackendError : Error {
+  explicit BackendError(const std::string& msg) : Error(kExitBackend, msg) {}
+};
+
+/// Outputs that other sources recorded for the same inputs (e.g. ONNX's stored
+/// expected outputs), by source name; a case carries them, RecordedBackend serves them.
+using Recorded = std::map<std::string, Outputs>;
+
+/// Anything that evaluates ops. Implementations: reference, cpu, mutant:<fault>, and
+/// recorded sources. `run` must return every output the op defines ("y", ...), each of
+/// the input's shape and the problem's out_dtype.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// One line for `normcheck backends`.
+  virtual std::string description() const = 0;
+  /// The backend's self-reported name and version, for reports: a worker's hello name, a
+  /// plugin's nc_plugin_name(), a library's version ("oneDNN 2.6.3"); built-in backends
+  /// give normcheck's version. Empty when the backend says nothing about itself.
+  virtual std::string identity() const { return {}; }
+  /// Reason the backend cannot run at all on this machine (no device, library missing), or nullopt.
+  virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+  /// Whether the backend has anything to say about this case at all. A recorded source
+  /// applies only to cases that carry its outputs; elsewhere it is left out of the report
+  /// (not SKIPPED: it never claimed those cases).
+  virtual bool applies(const ValidProblem&, const Recorded&) const { return true; }
+  /// Reason this problem is outside the backend's capabilities (SKIPPED), or nullopt.
+  virtual std::optional<std::string> unsupported(const ValidProblem& p, const Recorded& rec) const = 0;
+  /// Whether the backend evaluates backward problems (direction = backward: outputs dx,
+  /// dgamma...). Default false: the runner marks backward cases SKIPPED ("forward only")
+  /// without asking unsupported(), so a forward-only backend needs no change.
+  virtual bool supports_backward() const { return false; }
+  /// Evaluates p. Throws BackendError.
+  virtual Outputs run(const ValidProblem& p, const Recorded& rec) = 0;
+};
+
+}  // namespace normcheck
