@@ -27,6 +27,7 @@
 #include "backends/external.hpp"
 #include "backends/isolated.hpp"
 #include "backends/npy.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck {
 
@@ -113,23 +114,9 @@ class CmdBackend final : public detail::IsolatedBackend {
     };
     json req = {{"type", "run"}, {"id", id}, {"op", std::string(to_string(p.op))},
                 {"out_dtype", std::string(dtype_name(p.out_dtype))}};
-    req["convention"] = {{"eps", p.conv.eps},
-                         {"eps_placement", std::string(to_string(p.conv.eps_placement))},
-                         {"variance", std::string(to_string(p.conv.variance))},
-                         {"affine", std::string(to_string(p.conv.affine))},
-                         {"normalized_shape", p.conv.normalized_shape},
-                         {"acc_dtype", std::string(dtype_name(p.conv.acc_dtype))}};
-    // The families' fields, under the case-file names (README "Ops, their inputs, outputs and
-    // convention keys"); momentum null = the cumulative average.
-    req["convention"]["num_groups"] = p.conv.num_groups;
-    req["convention"]["momentum"] = p.conv.momentum ? json(*p.conv.momentum) : json(nullptr);
-    req["convention"]["num_batches_tracked"] = p.conv.num_batches_tracked;
-    req["convention"]["training"] = p.conv.training;
-    req["convention"]["track_running_stats"] = p.conv.track_running_stats;
-    req["convention"]["sequence"] = p.conv.sequence;
-    req["convention"]["axes"] = p.conv.axes;
-    req["convention"]["gated"] = p.conv.gated;
-    req["convention"]["qk_form"] = std::string(to_string(p.conv.qk_form));
+    // The op's convention keys (common core and its own parameters) by the one writer
+    // (spec/convention.hpp); momentum null = the cumulative average.
+    req["convention"] = convention_json(p.conv, p.op);
     try {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);

@@ -359,41 +359,6 @@ void check_keys(const Ctx& c, const Layered& t, const std::string& where, std::i
   if (t.high) check_keys(c, *t.high, where, allowed);
 }
 
-/// A case's convention table (with [defaults]') as a FieldSource for read_convention: the
-/// one reader of convention keys (spec/convention.hpp); errors keep their file and line.
-class TomlConvention final : public FieldSource {
- public:
-  TomlConvention(const Ctx& c, const Layered& t, std::string field) : c_(c), t_(t), field_(std::move(field)) {}
-  std::vector<std::string> keys() const override {
-    std::vector<std::string> k;
-    for (auto& [name, n] : t_.items()) k.push_back(name);
-    return k;
-  }
-  bool has(std::string_view key) const override { return t_.contains(key); }
-  bool is_string(std::string_view key) const override { return node(key).as_string() != nullptr; }
-  double number(std::string_view key) const override { return detail::number(c_, node(key), f(key)); }
-  std::int64_t integer(std::string_view key) const override { return int_of(c_, node(key), f(key)); }
-  bool boolean(std::string_view key) const override { return bool_of(c_, node(key), f(key)); }
-  std::string text(std::string_view key) const override { return string_of(c_, node(key), f(key)); }
-  std::vector<std::int64_t> integers(std::string_view key) const override {
-    const toml::array* a = node(key).as_array();
-    if (!a) c_.fail(&node(key), f(key), "expected an array of integers");
-    std::vector<std::int64_t> v;
-    for (auto& e : *a) v.push_back(int_of(c_, e, f(key)));
-    return v;
-  }
-  [[noreturn]] void fail(std::string_view key, const std::string& msg) const override {
-    c_.fail(t_.contains(key) ? t_.get(key) : t_.self, f(key), msg);
-  }
-
- private:
-  const toml::node& node(std::string_view key) const { return *t_.get(key); }
-  std::string f(std::string_view key) const { return field_ + "." + std::string(key); }
-  const Ctx& c_;
-  const Layered& t_;
-  std::string field_;
-};
-
 /// expect.sums_to_zero = "dx" | ["dx", ...] and expect.orthogonal = { a = "dx", b = "x" } |
 /// [{...}, ...]: each name an output or an input of x's shape (per-group sums need it).
 void structural_of(const Ctx& c, const Layered& et, const std::string& field, const Problem& p, std::vector<Structural>& out) {
@@ -495,7 +460,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   bool has_ns = base != nullptr && !new_x;
   const auto conv_t = layered("convention", f + ".convention");
   if (conv_t) {
-    read_convention(TomlConvention(c, *conv_t, f + ".convention"), p.op, p.conv);
+    read_convention(detail::TomlSource(c, conv_t->items(), conv_t->self, f + ".convention"), p.op, p.conv);
     has_ns = has_ns || conv_t->contains("normalized_shape");
   }
   const auto inputs_t = layered("inputs", f + ".inputs");

@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "cases/case.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck::detail {
 
@@ -73,6 +74,57 @@ inline bool bool_of(const TomlCtx& c, const toml::node& n, const std::string& fi
 inline const toml::table& table_of(const TomlCtx& c, const toml::node& n, const std::string& field) {
   if (auto t = n.as_table()) return *t;
   c.fail(&n, field, "expected a table");
+}
+
+/// TOML key/node pairs (a table, or a case's table over [defaults]) as a FieldSource for
+/// read_convention; errors name the file, the node's line and "<field>.<key>".
+class TomlSource final : public FieldSource {
+ public:
+  TomlSource(const TomlCtx& c, std::vector<std::pair<std::string, const toml::node*>> items, const toml::node* self,
+             std::string field)
+      : c_(c), items_(std::move(items)), self_(self), field_(std::move(field)) {}
+  std::vector<std::string> keys() const override {
+    std::vector<std::string> k;
+    for (auto& [name, n] : items_) k.push_back(name);
+    return k;
+  }
+  bool has(std::string_view key) const override { return find(key) != nullptr; }
+  bool is_string(std::string_view key) const override { return node(key).as_string() != nullptr; }
+  double number(std::string_view key) const override { return detail::number(c_, node(key), f(key)); }
+  std::int64_t integer(std::string_view key) const override { return int_of(c_, node(key), f(key)); }
+  bool boolean(std::string_view key) const override { return bool_of(c_, node(key), f(key)); }
+  std::string text(std::string_view key) const override { return string_of(c_, node(key), f(key)); }
+  std::vector<std::int64_t> integers(std::string_view key) const override {
+    const toml::array* a = node(key).as_array();
+    if (!a) c_.fail(&node(key), f(key), "expected an array of integers");
+    std::vector<std::int64_t> v;
+    for (auto& e : *a) v.push_back(int_of(c_, e, f(key)));
+    return v;
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& msg) const override {
+    const toml::node* n = find(key);
+    c_.fail(n ? n : self_, f(key), msg);
+  }
+
+ private:
+  const toml::node* find(std::string_view key) const {
+    for (auto& [name, n] : items_)
+      if (name == key) return n;
+    return nullptr;
+  }
+  const toml::node& node(std::string_view key) const { return *find(key); }
+  std::string f(std::string_view key) const { return field_ + "." + std::string(key); }
+  const TomlCtx& c_;
+  std::vector<std::pair<std::string, const toml::node*>> items_;
+  const toml::node* self_;
+  std::string field_;
+};
+
+/// The key/node pairs of a table, for TomlSource.
+inline std::vector<std::pair<std::string, const toml::node*>> items_of(const toml::table& t) {
+  std::vector<std::pair<std::string, const toml::node*>> v;
+  for (auto& [k, n] : t) v.emplace_back(std::string(k.str()), &n);
+  return v;
 }
 
 }  // namespace normcheck::detail

@@ -9,47 +9,26 @@
 
 #include "ops/reference.hpp"
 #include "core/svg_plot.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck {
 
 LabeledConvention parse_convention_spec(const std::string& spec) {
   LabeledConvention lc;
   lc.label = spec;
-  bool has_eps = false;
-  std::set<std::string> seen;
-  std::size_t a = 0;
-  while (a < spec.size()) {
-    std::size_t b = spec.find(',', a);
-    if (b == std::string::npos) b = spec.size();
-    const std::string kv = spec.substr(a, b - a);
-    a = b + 1;
-    if (kv.empty()) throw std::invalid_argument(fmt::format("empty item in '{}'", spec));
-    const std::size_t eq = kv.find('=');
-    if (eq == std::string::npos)
-      throw std::invalid_argument(fmt::format("'{}' in '{}' is not key=value (keys: eps, placement, variance)", kv, spec));
-    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (!seen.insert(k == "eps_placement" ? "placement" : k).second)
-      throw std::invalid_argument(fmt::format("key '{}' given twice in '{}'", k, spec));
-    if (k == "eps") {
-      char* end = nullptr;
-      const double e = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(e >= 0) || !(e <= 1e10))
-        throw std::invalid_argument(fmt::format("eps '{}' in '{}' is not a number in [0, 1e10] (the sweep covers variances 1e-14..1e4)", v, spec));
-      lc.conv.eps = e;
-      has_eps = true;
-    } else if (k == "placement" || k == "eps_placement") {
-      auto p = parse_eps_placement(v);
-      if (!p) throw std::invalid_argument(fmt::format("placement '{}' in '{}': expected {}", v, spec, choices_eps_placement()));
-      lc.conv.eps_placement = *p;
-    } else if (k == "variance") {
-      auto p = parse_variance(v);
-      if (!p) throw std::invalid_argument(fmt::format("variance '{}' in '{}': expected {}", v, spec, choices_variance()));
-      lc.conv.variance = *p;
-    } else {
+  // The one reader of convention keys (spec/convention.hpp), limited to what the sweep varies.
+  const KeyValueSource src(spec, fmt::format("'{}'", spec));
+  for (const std::string& k : src.keys())
+    if (k != "eps" && k != "eps_placement" && k != "variance")
       throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement, variance)", k, spec));
-    }
+  if (!src.has("eps")) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE", spec));
+  try {
+    read_convention(src, Op::layer_norm, lc.conv);
+  } catch (const UsageError& e) {
+    throw std::invalid_argument(e.what());
   }
-  if (!has_eps) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE", spec));
+  if (!(lc.conv.eps <= 1e10))
+    throw std::invalid_argument(fmt::format("eps {} in '{}' is not in [0, 1e10] (the sweep covers variances 1e-14..1e4)", lc.conv.eps, spec));
   return lc;
 }
 

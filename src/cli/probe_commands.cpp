@@ -12,6 +12,7 @@
 
 #include "spec/backend.hpp"
 #include "cases/toml_fields.hpp"
+#include "spec/convention.hpp"
 #include "ops/common/mutants.hpp"
 #include "checks/compare_eps.hpp"
 #include "checks/probe.hpp"
@@ -99,30 +100,18 @@ ExpectedCard read_card(const std::string& path, Op op) {
   if (!n) n = root.get("convention"), where = "convention";
   if (!n || !n->as_table()) c.fail(1, "case.convention", "no [case.convention] table (paste the card probe prints)");
   const toml::table& t = *n->as_table();
+  // The keys a probe card has; read by the one convention reader (spec/convention.hpp).
   detail::check_keys(c, t, where, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype"});
   ExpectedCard card;
   card.conv = default_probe_options(op).nominal;
-  for (auto& [k, v] : t) {
-    const std::string key(k.str()), f = where + "." + key;
-    card.given.insert(key);
-    if (key == "eps") {
-      card.conv.eps = detail::number(c, v, f);
-      if (!(card.conv.eps >= 0) || !(card.conv.eps <= 1)) c.fail(&v, f, "must be in [0, 1] (the probe's sweep)");
-    } else if (key == "normalized_shape") {
-      const toml::array* a = v.as_array();
-      if (!a || a->size() != 1) c.fail(&v, f, "expected [d]: the probe checks one normalized dim");
-      const std::int64_t d = detail::int_of(c, *a->get(0), f);
-      if (d < 16 || d % 2 || d > 65536) c.fail(&v, f, "d must be even, >= 16 and <= 65536");
-      card.conv.normalized_shape = {d};
-    } else {
-      const std::string sv = detail::string_of(c, v, f);
-      bool ok = true;
-      if (key == "eps_placement") { auto e = parse_eps_placement(sv); ok = e.has_value(); if (ok) card.conv.eps_placement = *e; }
-      else if (key == "variance") { auto e = parse_variance(sv); ok = e.has_value(); if (ok) card.conv.variance = *e; }
-      else if (key == "affine") { auto e = parse_affine(sv); ok = e.has_value(); if (ok) card.conv.affine = *e; }
-      else if (key == "acc_dtype") { auto e = parse_dtype(sv); ok = e.has_value(); if (ok) card.conv.acc_dtype = *e; }
-      if (!ok) c.fail(&v, f, fmt::format("unknown value '{}'", sv));
-    }
+  read_convention(detail::TomlSource(c, detail::items_of(t), n, where), op, card.conv);
+  for (auto& [k, v] : t) card.given.insert(std::string(k.str()));
+  if (!(card.conv.eps <= 1)) c.fail(t.get("eps"), where + ".eps", "must be in [0, 1] (the probe's sweep)");
+  if (card.given.count("normalized_shape")) {
+    const Shape& ns = card.conv.normalized_shape;
+    if (ns.size() != 1) c.fail(t.get("normalized_shape"), where + ".normalized_shape", "expected [d]: the probe checks one normalized dim");
+    if (ns[0] < 16 || ns[0] % 2 || ns[0] > 65536)
+      c.fail(t.get("normalized_shape"), where + ".normalized_shape", "d must be even, >= 16 and <= 65536");
   }
   return card;
 }

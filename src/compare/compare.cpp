@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck {
 
@@ -88,41 +90,22 @@ LayerMeta read_sidecar(const std::string& path) {
   if (!op || (*op != Op::layer_norm && *op != Op::rms_norm)) throw DumpError(path, line("op"), "op", fmt::format("'{}' not compared (layer_norm | rms_norm)", ops));
   m.op = *op;
   if (!j.contains("eps")) throw DumpError(path, 1, "eps", "missing (the value the layer used)");
-  if (!j["eps"].is_number() || !(j["eps"].get<double>() >= 0) || !std::isfinite(j["eps"].get<double>()))
-    throw DumpError(path, line("eps"), "eps", "expected a finite number >= 0");
-  m.conv.eps = j["eps"].get<double>();
-  if (j.contains("eps_placement")) {
-    auto v = parse_eps_placement(str("eps_placement"));
-    if (!v) throw DumpError(path, line("eps_placement"), "eps_placement", fmt::format("unknown ({})", choices_eps_placement()));
-    m.conv.eps_placement = *v;
-  }
-  if (j.contains("variance")) {
-    auto v = parse_variance(str("variance"));
-    if (!v) throw DumpError(path, line("variance"), "variance", fmt::format("unknown ({})", choices_variance()));
-    m.conv.variance = *v;
-  }
-  if (j.contains("affine")) {
-    auto v = parse_affine(str("affine"));
-    if (!v) throw DumpError(path, line("affine"), "affine", fmt::format("unknown ({})", choices_affine()));
-    m.conv.affine = *v;
-    m.has_affine = true;
-  }
-  if (j.contains("acc_dtype")) {
-    auto v = parse_dtype(str("acc_dtype"));
-    if (!v) throw DumpError(path, line("acc_dtype"), "acc_dtype", "unknown dtype (f64 | f32 | f16 | bf16)");
-    m.conv.acc_dtype = *v;
-    m.has_acc_dtype = true;
-  }
-  if (j.contains("normalized_shape")) {
-    const auto& a = j["normalized_shape"];
-    if (!a.is_array() || a.empty()) throw DumpError(path, line("normalized_shape"), "normalized_shape", "expected a non-empty array of positive integers");
-    for (auto& d : a) {
-      if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
-        throw DumpError(path, line("normalized_shape"), "normalized_shape", "expected positive integers");
-      m.conv.normalized_shape.push_back(d.get<std::int64_t>());
+  // The convention keys, by the one reader (spec/convention.hpp), errors at their lines.
+  struct Sidecar final : JsonSource {
+    Sidecar(const nlohmann::json& o, const std::string& file, std::function<int(const std::string&)> at)
+        : JsonSource(o, file), file_(file), at_(std::move(at)) {}
+    [[noreturn]] void fail(std::string_view key, const std::string& msg) const override {
+      throw DumpError(file_, at_(std::string(key)), std::string(key), msg);
     }
-    m.has_normalized_shape = true;
-  }
+    std::string file_;
+    std::function<int(const std::string&)> at_;
+  };
+  nlohmann::json conv = j;
+  for (const char* k : {"op", "note", "source"}) conv.erase(k);
+  read_convention(Sidecar(conv, path, line), m.op, m.conv);
+  m.has_affine = conv.contains("affine");
+  m.has_acc_dtype = conv.contains("acc_dtype");
+  m.has_normalized_shape = conv.contains("normalized_shape");
   return m;
 }
 

@@ -218,6 +218,8 @@ std::vector<std::int64_t> KeyValueSource::integers(std::string_view key) const {
   return out;
 }
 void KeyValueSource::fail(std::string_view key, const std::string& msg) const {
+  for (auto& [k, v] : items_)
+    if (k == key) throw std::invalid_argument(fmt::format("{}: {} '{}': {}", what_, key, v, msg));
   throw std::invalid_argument(fmt::format("{}: {}: {}", what_, key, msg));
 }
 
@@ -236,7 +238,7 @@ bool JsonSource::is_string(std::string_view key) const { return obj_.at(std::str
 bool JsonSource::is_null(std::string_view key) const { return obj_.at(std::string(key)).is_null(); }
 double JsonSource::number(std::string_view key) const {
   const auto& v = obj_.at(std::string(key));
-  if (!v.is_number()) fail(key, "expected a number");
+  if (!v.is_number()) fail(key, "expected a finite number");
   return v.get<double>();
 }
 std::int64_t JsonSource::integer(std::string_view key) const {

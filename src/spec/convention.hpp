@@ -86,8 +86,8 @@ class KeyValueSource final : public FieldSource {
 };
 
 /// A JSON object (worker protocol, compare sidecars) as a FieldSource; fail() throws
-/// UsageError("what: key: message").
-class JsonSource final : public FieldSource {
+/// UsageError("what: key: message") unless a subclass says otherwise.
+class JsonSource : public FieldSource {
  public:
   JsonSource(const nlohmann::json& obj, std::string what);
   std::vector<std::string> keys() const override;
@@ -101,7 +101,7 @@ class JsonSource final : public FieldSource {
   std::vector<std::int64_t> integers(std::string_view key) const override;
   [[noreturn]] void fail(std::string_view key, const std::string& msg) const override;
 
- private:
+ protected:
   const nlohmann::json& obj_;
   std::string what_;
 };
