@@ -19,7 +19,8 @@ void write_atomically(const std::string& path, const std::string& text) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // mkstemp: a fresh name created with O_EXCL in the target's folder (never a planted
   // file or symlink), then rename over the target.
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // (fmt, not operator+: g++ 12 warns falsely on that concatenation, PR 105329)
+  std::string tmpl = (dir / fmt::format(".{}.tmp.XXXXXX", target.filename().string())).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   std::size_t done = 0;

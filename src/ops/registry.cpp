@@ -1,14 +1,30 @@
-// The op table. Adding an op: its folder under src/ops/ (OpDef, reference, CPU kernel,
-// mutants), its cases and tests, and one line below.
+// The op table. Adding an op: its folder under src/ops/<name>/ defining ops::<name>_def
+// (OpDef, reference, CPU kernel, mutants), its cases and tests, and one X(<name>) line here.
 #include "ops/registry.hpp"
 
 #include <set>
 
+// clang-format off
+#define NORMCHECK_OPS(X) \
+  X(layer_norm)          \
+  X(rms_norm)            \
+  X(group_norm)          \
+  X(instance_norm)       \
+  X(batch_norm)          \
+  X(l2_normalize)        \
+  X(scale_norm)          \
+  X(ada_layer_norm)      \
+  X(ada_rms_norm)        \
+  X(qk_norm)             \
+  X(dyt)
+// clang-format on
+
 namespace normcheck {
 
 namespace ops {
-extern const OpDef layer_norm_def, rms_norm_def, group_norm_def, instance_norm_def, batch_norm_def, l2_normalize_def,
-    scale_norm_def, ada_layer_norm_def, ada_rms_norm_def, qk_norm_def;
+#define NORMCHECK_DECLARE_OP(name) extern const OpDef name##_def;
+NORMCHECK_OPS(NORMCHECK_DECLARE_OP)
+#undef NORMCHECK_DECLARE_OP
 }  // namespace ops
 
 // The bundled ops by name (spec/op.hpp): addresses only, so constant-initialized.
@@ -26,18 +42,9 @@ constinit const Op Op::qk_norm{&ops::qk_norm_def};
 namespace ops {
 
 const std::vector<Op>& all() {
-  static const std::vector<Op> table{
-      Op{&layer_norm_def},
-      Op{&rms_norm_def},
-      Op{&group_norm_def},
-      Op{&instance_norm_def},
-      Op{&batch_norm_def},
-      Op{&l2_normalize_def},
-      Op{&scale_norm_def},
-      Op{&ada_layer_norm_def},
-      Op{&ada_rms_norm_def},
-      Op{&qk_norm_def},
-  };
+#define NORMCHECK_OP_ENTRY(name) Op{&name##_def},
+  static const std::vector<Op> table{NORMCHECK_OPS(NORMCHECK_OP_ENTRY)};
+#undef NORMCHECK_OP_ENTRY
   return table;
 }
 

@@ -22,6 +22,8 @@ struct ConventionKey;  // spec/convention.hpp
 struct MutantDef {
   std::string_view name;
   std::string_view description;
+  /// A bundled case built to kill it (tests/mutant_test.cpp runs it on the mutant).
+  std::string_view aimed_case;
   /// Whether it has a kernel for this problem (any op, either direction): the mutant
   /// backend skips the others with that reason.
   bool (*supports)(const Problem&);
@@ -32,12 +34,12 @@ struct MutantDef {
 /// normalization groups and budget rows, its backward rules, its reference, its CPU
 /// kernel and its mutants. Function members take problems of this op only.
 struct OpDef {
-  std::string_view name;     ///< as case files spell it: "layer_norm"
-  std::string_view formula;  ///< one line: "y = gamma (x - mean) / sqrt(var + eps) + beta"
+  std::string_view name = {};     ///< as case files spell it: "layer_norm"
+  std::string_view formula = {};  ///< one line: "y = gamma (x - mean) / sqrt(var + eps) + beta"
   std::string_view primary_input = "x";  ///< the input transforms and x() refer to
   bool centers = false;      ///< subtracts a mean before scaling (probes, structural checks)
   /// Convention keys beyond the common core (spec/convention.hpp) that this op accepts.
-  std::vector<const ConventionKey*> params;
+  std::vector<const ConventionKey*> params = {};
   /// Defaults beyond Convention{}'s (eps 1e-5, inside_sqrt, biased, affine none); may be null.
   void (*defaults)(Convention&) = nullptr;
   /// The op's own rules on inputs, shapes and parameters, in either direction (the common
@@ -53,7 +55,7 @@ struct OpDef {
   /// Backward: the gradients' names and shapes (dx first), or null when the op has none.
   std::map<std::string, Shape> (*backward_outputs)(const Problem&) = nullptr;
   /// Why there is no backward (backward_outputs null), or rules beyond validate's for one.
-  std::string_view no_backward;
+  std::string_view no_backward = {};
   void (*validate_backward)(const Problem&) = nullptr;
   /// Budget row, backward: the number R of values each parameter-gradient element sums
   /// (0: no parameter gradient); null when the op has no backward.
@@ -66,7 +68,7 @@ struct OpDef {
   /// The CPU kernel in either direction (the backward only when the op has one).
   void (*cpu)(const ValidProblem&, Outputs&) = nullptr;
   /// Deliberately wrong kernels modelling this op's fault kinds.
-  std::vector<MutantDef> mutants;
+  std::vector<MutantDef> mutants = {};
 
   bool has_backward() const noexcept { return backward_outputs != nullptr; }
 };

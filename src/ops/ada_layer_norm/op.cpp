@@ -76,7 +76,7 @@ const ConventionKey gated_key{"gated", "the gate input [B, d] is given and the o
                               [](const FieldSource& s, Convention& c) { c.gated = s.boolean("gated"); },
                               [](const Convention& c) -> ConventionValue { return c.gated; }};
 
-std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::ada_broadcast_over_batch>()}; }
+std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::ada_broadcast_over_batch>("adaln_tokens_and_batch")}; }
 
 }  // namespace ada
 

@@ -129,8 +129,8 @@ extern const OpDef batch_norm_def{
       if (p->conv.direction == Direction::backward) kernels::cpu::batch_norm_backward(*p, o);
       else kernels::cpu::batch_norm_forward(*p, o);
     },
-    .mutants = {mut::def<mut::Fault::bn_biased_running_var>(), mut::def<mut::Fault::bn_stats_over_batch_only>(),
-                mut::def<mut::Fault::bn_eval_batch_stats>(), mut::def<mut::Fault::bn_backward_constant_stats>()},
+    .mutants = {mut::def<mut::Fault::bn_biased_running_var>("bn_13_train_momentum1"), mut::def<mut::Fault::bn_stats_over_batch_only>("bn_nchw_train"),
+                mut::def<mut::Fault::bn_eval_batch_stats>("bn_13_eval"), mut::def<mut::Fault::bn_backward_constant_stats>("bn_bwd_train_123")},
 };
 
 }  // namespace normcheck::ops

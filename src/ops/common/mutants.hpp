@@ -58,10 +58,11 @@ std::vector<Fault> all_faults();
 /// output of the op.
 Outputs run(Fault f, const Problem& p);
 
-/// The MutantDef of fault F, for the OpDef of the op(s) whose fault it models.
+/// The MutantDef of fault F, for the OpDef of the op(s) whose fault it models; `aimed`: a
+/// bundled case that kills it by construction.
 template <Fault F>
-MutantDef def() {
-  return {to_string(F), describe(F), [](const Problem& p) { return supports(F, p); },
+MutantDef def(std::string_view aimed) {
+  return {to_string(F), describe(F), aimed, [](const Problem& p) { return supports(F, p); },
           [](const ValidProblem& p) { return run(F, *p); }};
 }
 

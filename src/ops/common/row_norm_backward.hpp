@@ -45,6 +45,7 @@
 
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
+#include "spec/op_def.hpp"
 #include "spec/layout.hpp"
 
 namespace normcheck::reference {

@@ -50,11 +50,11 @@ std::int64_t param_reduction(const Problem& p) { return p.conv.affine == Affine:
 std::vector<MutantDef> mutants() {
   namespace mut = kernels::mutant;
   using F = mut::Fault;
-  return {mut::def<F::eps_outside_sqrt>(), mut::def<F::eps_missing>(), mut::def<F::wrong_eps>(),
-          mut::def<F::unbiased_variance>(), mut::def<F::no_sqrt>(), mut::def<F::one_pass_variance>(),
-          mut::def<F::f16_accumulation>(), mut::def<F::rms_subtracts_mean>(), mut::def<F::ln_no_centering>(),
-          mut::def<F::stats_over_sequence>(), mut::def<F::gamma_wrong_axis>(), mut::def<F::w_not_one_plus_w>(),
-          mut::def<F::tail_unnormalized>(), mut::def<F::dgamma_wrong_axis>(), mut::def<F::ln_dx_no_mean_term>()};
+  return {mut::def<F::eps_outside_sqrt>("ln_var1e-12_eps1e-5_inside"), mut::def<F::eps_missing>("ln_constant_row_eps1e-5"), mut::def<F::wrong_eps>("ln_var1e-12_eps1e-5_inside"),
+          mut::def<F::unbiased_variance>("ln_123"), mut::def<F::no_sqrt>("ln_123"), mut::def<F::one_pass_variance>("ln_shift_1e4_d4097"),
+          mut::def<F::f16_accumulation>("layer_norm_random_f16_d4096"), mut::def<F::rms_subtracts_mean>("rms_invariance_int_rows"), mut::def<F::ln_no_centering>("ln_11_13"),
+          mut::def<F::stats_over_sequence>("layer_norm_random_f32_d64"), mut::def<F::gamma_wrong_axis>("ln_affine_gamma_beta"), mut::def<F::w_not_one_plus_w>("rms_one_plus_w"),
+          mut::def<F::tail_unnormalized>("layer_norm_random_f32_d17"), mut::def<F::dgamma_wrong_axis>("ln_bwd_affine_rows"), mut::def<F::ln_dx_no_mean_term>("ln_bwd_123_dy100")};
 }
 
 }  // namespace normcheck::ops::rows

@@ -69,7 +69,7 @@ extern const OpDef group_norm_def{
     .reference = group_norms::reference_exact,
     .reference_double = group_norms::reference_double,
     .cpu = group_norms::cpu,
-    .mutants = {kernels::mutant::def<kernels::mutant::Fault::gn_interleaved_groups>()},
+    .mutants = {kernels::mutant::def<kernels::mutant::Fault::gn_interleaved_groups>("gn_two_groups")},
 };
 
 }  // namespace normcheck::ops

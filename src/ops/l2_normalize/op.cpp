@@ -78,14 +78,11 @@ void cpu(const ValidProblem& p, Outputs& o) {
   else kernels::cpu::l2_normalize_forward(*p, o);
 }
 
-const ConventionKey axes_key{"axes", "axes of x reduced over (negative from the end, any subset; default: the trailing normalized_shape)",
-                             [](const FieldSource& s, Convention& c) {
-                               c.axes = s.integers("axes");
-                               if (c.axes.empty()) s.fail("axes", "expected a non-empty array of axes");
-                             },
+const ConventionKey axes_key{"axes", "axes of x reduced over (negative from the end, any subset; [] or absent: the trailing normalized_shape)",
+                             [](const FieldSource& s, Convention& c) { c.axes = s.integers("axes"); },
                              [](const Convention& c) -> ConventionValue { return c.axes; }};
 
-std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::l2_eps_added>()}; }
+std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::l2_eps_added>("l2_clamped_below_eps")}; }
 
 }  // namespace l2
 

@@ -80,7 +80,7 @@ extern const OpDef qk_norm_def{
     },
     .reference_double = [](const ValidProblem& vp) { return reference::qk_norm<double>(*vp); },
     .cpu = [](const ValidProblem& p, Outputs& o) { kernels::cpu::qk_norm_forward(*p, o); },
-    .mutants = {kernels::mutant::def<kernels::mutant::Fault::qk_norm_across_heads>()},
+    .mutants = {kernels::mutant::def<kernels::mutant::Fault::qk_norm_across_heads>("qk_rms_heads")},
 };
 
 }  // namespace normcheck::ops
