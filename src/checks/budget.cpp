@@ -2,7 +2,7 @@
 //
 // Metric: stab_i = |y^_i - y_i| / (ulp_out(y_i)/2 + u c_i), with u the unit roundoff of the
 // case's accumulation dtype and c_i = sum_j |dy_i/dx_j x_j| + affine terms, the
-// condition magnitude (reference/row_norm.hpp). A kernel that is backward stable with
+// condition magnitude (ops/common/row_norm.hpp). A kernel that is backward stable with
 // a perturbation of k u per input and rounds its result once to the output dtype has
 // stab_i <= 1 + k.
 //
@@ -44,7 +44,7 @@ namespace normcheck {
 // The families (m = values per statistic; the same k_ops = 8 and sqrt(m) reduction term):
 //   group_norm (C/G) * spatial, instance_norm spatial; batch_norm N * spatial with batch
 //   statistics (the running-stat update adds 3 roundings per step, within k_ops: the
-//   running stats' condition magnitude, reference/batch_norm.hpp, carries the chain), 1 in
+//   running stats' condition magnitude, ops/batch_norm/reference.hpp, carries the chain), 1 in
 //   eval (y = g (x - rm)/D(rv) + b reads no reduction); l2_normalize / scale_norm the
 //   values along the reduced axes (one sum of squares, no mean); ada_layer_norm /
 //   ada_rms_norm d (the modulation (1 + s) n + b and the gate x + g y add 4 roundings,
@@ -54,7 +54,7 @@ namespace normcheck {
 std::int64_t group_size(const Problem& p) { return p.op.def().group_size(p); }
 
 // Backward (direction = backward, issue 6). Outputs dx, and the parameter gradients
-// dgamma, dbeta (ds, db; dg). Reference formula (reference/row_norm_backward.hpp): per group,
+// dgamma, dbeta (ds, db; dg). Reference formula (ops/common/row_norm_backward.hpp): per group,
 //   dx_i = (1/D) (a_i - [center] mean(a) - (k/m') n_i S),  a = g dy,  S = sum_j a_j n_j,
 //   dgamma_j = sum_r dy_rj n_rj,  dbeta_j = sum_r dy_rj  (R terms each),
 // with condition magnitudes c_i bounding the first-order effect of relative perturbations

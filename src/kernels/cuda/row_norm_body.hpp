@@ -35,7 +35,7 @@
 // x s - mu, the fma of each square, the division by d, the binary64 denominator rounded
 // once to A and the (at most) three per-element roundings of step 5:
 // |y^ - y| <= ulp_out/2 + (n_t + 16) u c_i worst case, c_i the condition magnitude of
-// reference/row_norm.hpp; typically ulp_out/2 + (sqrt(n_t + 10) + 6) u c_i, below the
+// ops/common/row_norm.hpp; typically ulp_out/2 + (sqrt(n_t + 10) + 6) u c_i, below the
 // default gate 1 + 8 + sqrt(d) of checks/budget.cpp (n_t <= d/32 + 9). The CPU kernels'
 // bound, with their 8 lanes replaced by G threads.
 //

@@ -16,7 +16,7 @@
 // A group whose x or dy holds NaN/inf gives NaN for dx and n.
 // Error bound (u of A): n as the forward, |n^ - n| <= (8 + sqrt(m)) u nu_j in practice; the
 // backward path adds 7 roundings and the two sums' (m/8 + 4) u worst case, ~ sqrt(m/8) u in
-// practice, each relative to a term of c(dx_i) (reference/row_norm_backward.hpp): within the
+// practice, each relative to a term of c(dx_i) (ops/common/row_norm_backward.hpp): within the
 // default backward gate 1 + 16 + sqrt(m) + sqrt(R) (checks/budget.cpp).
 #pragma once
 
@@ -40,7 +40,7 @@ inline double scaled_denominator(double vs, double s, const Convention& c) noexc
   return std::sqrt(vs + eps * s * s);
 }
 
-/// k = 2 D dD/dv from the scaled statistic (reference/row_norm.hpp denominator_sensitivity).
+/// k = 2 D dD/dv from the scaled statistic (ops/common/row_norm.hpp denominator_sensitivity).
 inline double scaled_sensitivity(double vs, double s, const Convention& c) noexcept {
   const double eps = c.eps;
   switch (c.eps_placement) {

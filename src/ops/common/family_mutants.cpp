@@ -17,7 +17,7 @@ namespace {
 
 using Wide = long double;
 
-/// The convention's denominator D(v): the reference's one definition (reference/row_norm.hpp).
+/// The convention's denominator D(v): the reference's one definition (ops/common/row_norm.hpp).
 Wide denom(Wide v, const Convention& c) { return reference::denominator<Wide>(v, c); }
 
 /// Normalizes v in place: (v - [center] mu) / D(sum (v - mu)^2 / dof); NaN/inf -> NaN.

@@ -10,7 +10,7 @@
 // Error bound as layer_norm.cpp: the mean carries <= (m/8 + 4) u (1/m) sum|x|, the sum of
 // squares <= (m/8 + 6) u relative, the denominator and the product about 4u, so
 // |n^ - n| <= (m/8 + 10) u c_i worst case, about sqrt(m/8) u c_i in practice (c_i of
-// reference/row_norm.hpp), within the default gate 1 + 8 + sqrt(m) (checks/budget.cpp).
+// ops/common/row_norm.hpp), within the default gate 1 + 8 + sqrt(m) (checks/budget.cpp).
 #pragma once
 
 #include <vector>

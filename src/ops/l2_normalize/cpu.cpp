@@ -6,7 +6,7 @@
 // r = 1 / D_s(ss) in binary64 (clamp_norm: 1 / max(sqrt(ss), eps s)) rounded once to A,
 // y = (x s r) [g] (group_kernel.hpp with dof = 1, no centering). The zero vector gives 0
 // for eps > 0. Error bound: |y^ - y| <= ulp_out/2 + (m/16 + 8) u c_i (c_i of
-// reference/l2_normalize.hpp), within the default gate 1 + 8 + sqrt(m).
+// ops/l2_normalize/reference.hpp), within the default gate 1 + 8 + sqrt(m).
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 #include "spec/layout.hpp"

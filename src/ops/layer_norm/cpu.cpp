@@ -11,7 +11,7 @@
 // Error bound (A with unit roundoff u): the mean carries <= (m/8 + 4) u (1/m) sum|x|,
 // the centered values one more u, the variance <= (m/8 + 6) u relative, the denominator
 // and the products about 4u: |y^ - y| <= ulp_out/2 + (m/8 + 10) u c_i worst case, with c_i the
-// condition magnitude of reference/row_norm.hpp; typically sqrt(m/8) u c_i
+// condition magnitude of ops/common/row_norm.hpp; typically sqrt(m/8) u c_i
 // (checks/budget.cpp turns this into the default gate).
 #include "ops/common/row_kernel.hpp"
 #include "ops/common/cpu_kernels.hpp"

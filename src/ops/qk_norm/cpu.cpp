@@ -7,7 +7,7 @@
 // values rounded once to out_dtype. Scores y[b,h,t,s] = blocked_dot(q^_t, k^_s) * scale,
 // scale = 1/sqrt(d_k) rounded once from binary64 (rms) or the scalar g (l2): the dot
 // product's error is (d_k/8 + 4) u sum_l |q^_l k^_l| worst case, about sqrt(d_k/8) u,
-// bounded by the scores' condition magnitude (reference/qk_norm.hpp). Head rows are
+// bounded by the scores' condition magnitude (ops/qk_norm/reference.hpp). Head rows are
 // spread over OpenMP threads.
 #include <cmath>
 

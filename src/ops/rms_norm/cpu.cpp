@@ -3,7 +3,7 @@
 // Per row: load, scan max|x| and finiteness (NaN/inf row -> NaN), scale by s = 2^-e
 // (exact), ss = blocked_sum((x s)^2) (all terms >= 0: relative error <= (m/8 + 4) u),
 // r = 1 / D_s(ss / m') in binary64 rounded once to A, y = (x s r) gain (+ beta).
-// Error bound: |y^ - y| <= ulp_out/2 + (m/16 + 8) u c_i (c_i from reference/row_norm.hpp).
+// Error bound: |y^ - y| <= ulp_out/2 + (m/16 + 8) u c_i (c_i from ops/common/row_norm.hpp).
 #include "ops/common/row_kernel.hpp"
 #include "ops/common/cpu_kernels.hpp"
 
