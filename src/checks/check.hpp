@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cases/case.hpp"
 #include "checks/metrics.hpp"
 #include "spec/backend.hpp"
@@ -61,3 +63,12 @@ std::string coords_str(const std::vector<std::int64_t>& c);
 std::string worst_str(const Worst& w);
 
 }  // namespace normcheck
+
+/// {} of a Status: PASSED, FAILED, SKIPPED, MISTRUSTED, ERROR.
+template <>
+struct fmt::formatter<normcheck::Status> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(normcheck::Status v, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(normcheck::to_string(v), ctx);
+  }
+};

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace normcheck {
 
 /// Storage format of a tensor: IEEE binary64/32/16 and Google bfloat16.
@@ -103,3 +105,12 @@ inline float bf16_bits_to_float(std::uint16_t h) noexcept {
 }  // namespace detail
 
 }  // namespace normcheck
+
+/// {} of a DType: its name ("bf16").
+template <>
+struct fmt::formatter<normcheck::DType> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(normcheck::DType v, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(normcheck::dtype_name(v), ctx);
+  }
+};

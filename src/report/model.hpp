@@ -15,6 +15,8 @@
 #include "checks/metrics.hpp"
 #include "checks/runner.hpp"
 
+#include <fmt/format.h>
+
 namespace normcheck {
 
 /// Version of the JSON layout written by to_json (1: before the run/backends sections).
@@ -110,3 +112,14 @@ Report report_from_json(std::string_view text, const std::string& what);
 Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards);
 
 }  // namespace normcheck
+
+/// {} of a Verdict: "PASS (exit 0)", "FAIL (exit 1)" or "ERROR (exit 3)"; the reasons are
+/// the caller's to print (one a line).
+template <>
+struct fmt::formatter<normcheck::Verdict> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(const normcheck::Verdict& v, Ctx& ctx) const {
+    const char* word = v.exit_code == 0 ? "PASS" : v.exit_code == 3 ? "ERROR" : "FAIL";
+    return fmt::format_to(ctx.out(), "{} (exit {})", word, v.exit_code);
+  }
+};

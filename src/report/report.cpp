@@ -76,12 +76,12 @@ std::string format_details(const Report& rep, bool color) {
   for (const CaseRecord& r : rep.cases) {
     const bool xfail = r.status == Status::failed && !r.expected_failure.empty();
     if (xfail || (r.status != Status::failed && r.status != Status::error && r.status != Status::mistrusted)) continue;
-    out += fmt::format("\n{} {} on {} ({}:{}){}\n", to_string(r.status), r.name, r.backend, r.file, r.line,
+    out += fmt::format("\n{} {} on {} ({}:{}){}\n", r.status, r.name, r.backend, r.file, r.line,
                        r.seeds.empty() ? "" : fmt::format(" seeds: {}", r.seeds));
     if (!r.note.empty()) out += fmt::format("  note: {}\n", r.note);
     if (!r.reason.empty()) out += fmt::format("  {}\n", r.reason);
     for (const CheckResult& c : r.checks)
-      if (c.status != Status::passed) out += fmt::format("  {} {}: {}\n", to_string(c.status), c.name, c.detail);
+      if (c.status != Status::passed) out += fmt::format("  {} {}: {}\n", c.status, c.name, c.detail);
     out += fmt::format("  rerun: {}\n", r.repro);
   }
   std::string expected;
@@ -132,8 +132,9 @@ std::string format_details(const Report& rep, bool color) {
                      n[1] - xfail, n[2], n[3], n[4],
                      xfail || xpass ? fmt::format(" ({} expected failures, {} unexpected passes)", xfail, xpass) : "");
   const Verdict v = judge(rep);
-  const std::string word = v.exit_code == 0 ? "PASS" : v.exit_code == 3 ? "ERROR" : "FAIL";
-  out += fmt::format("verdict: {} (exit {})\n", paint(word, color), v.exit_code);
+  const std::string verdict = fmt::format("{}", v);
+  const std::string word = verdict.substr(0, verdict.find(' '));
+  out += fmt::format("verdict: {}{}\n", paint(word, color), verdict.substr(word.size()));
   for (const std::string& p : v.problems) out += fmt::format("  {}\n", p);
   return out;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace normcheck {
 
 /// abs: |y - r|; rel: |y - r| / |r|; ulp: |y - r| / ulp_out(r); nmse: sum (y-r)^2 / sum r^2;
@@ -22,3 +24,12 @@ struct Gate {
 };
 
 }  // namespace normcheck
+
+/// {} of a Metric: its name ("stab").
+template <>
+struct fmt::formatter<normcheck::Metric> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(normcheck::Metric v, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(normcheck::to_string(v), ctx);
+  }
+};

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/tensor.hpp"
@@ -193,3 +195,12 @@ struct ReductionLayout {
 ReductionLayout group_layout(const Problem& p);
 
 }  // namespace normcheck
+
+/// {} of an Op: its name ("layer_norm").
+template <>
+struct fmt::formatter<normcheck::Op> : fmt::formatter<std::string_view> {
+  template <class Ctx>
+  auto format(normcheck::Op v, Ctx& ctx) const {
+    return fmt::formatter<std::string_view>::format(v.name(), ctx);
+  }
+};
