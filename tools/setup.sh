@@ -3,7 +3,7 @@
 # Usage: tools/setup.sh          (as root, or with sudo available)
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config catch2 libfmt-dev libcli11-dev libboost-dev libmpfr-dev libgmp-dev
-      libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxtensor-dev libxml2-utils python3
+      libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxml2-utils python3
       libdnnl-dev python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do

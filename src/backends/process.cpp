@@ -26,7 +26,7 @@
 #include "backends/child_process.hpp"
 #include "backends/external.hpp"
 #include "backends/isolated.hpp"
-#include "backends/npy.hpp"
+#include "core/tensor_file.hpp"
 
 namespace normcheck {
 
@@ -140,7 +140,7 @@ class CmdBackend final : public detail::IsolatedBackend {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
         files.push_back(f);
-        write_npy_tensor(f.string(), t);
+        write_npy(f.string(), t, NpyBf16::as_f32);  // bf16 travels as float32 values
         req["inputs"][name] = {{"path", f.string()}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
       }
     } catch (const std::exception& ex) {
@@ -196,13 +196,13 @@ class CmdBackend final : public detail::IsolatedBackend {
       for (auto& [name, o] : rep["outputs"].items()) {
         if (!o.is_object() || !o.contains("path") || !o["path"].is_string())
           throw std::runtime_error(fmt::format("output '{}' has no \"path\"", name));
-        std::optional<DType> as;
+        NpyReadOptions opt;
         if (o.contains("dtype")) {
-          as = o["dtype"].is_string() ? parse_dtype(o["dtype"].get<std::string>()) : std::nullopt;
-          if (!as) throw std::runtime_error(fmt::format("output '{}' has an unknown dtype {}", name, o["dtype"].dump()));
+          opt.as = o["dtype"].is_string() ? parse_dtype(o["dtype"].get<std::string>()) : std::nullopt;
+          if (!opt.as) throw std::runtime_error(fmt::format("output '{}' has an unknown dtype {}", name, o["dtype"].dump()));
         }
         const std::string path = o["path"].get<std::string>();
-        e.outputs[name] = read_npy_tensor(path, as);
+        e.outputs[name] = read_npy(path, opt);
         if (fs::path(path).parent_path() == dir_) files.emplace_back(path);
       }
       e.kind = detail::Evaluation::Kind::outputs;

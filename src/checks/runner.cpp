@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xnpy.hpp>
 
 #include "checks/structural.hpp"
+#include "core/tensor_file.hpp"
 #include "reference/reference.hpp"
 
 namespace normcheck {
@@ -67,12 +66,6 @@ std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape) {
-  std::vector<std::size_t> s(shape.begin(), shape.end());
-  auto a = xt::adapt(values, s);
-  xt::dump_npy(path, a);
 }
 
 std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<std::unique_ptr<Backend>>& backends,

@@ -52,7 +52,4 @@ int exit_code(const std::vector<CaseResult>& results);
 /// Quotes a word for a POSIX shell when it holds anything but [A-Za-z0-9_./:=+,@%-].
 std::string shell_quote(const std::string& s);
 
-/// Writes an array as a NumPy .npy file (float64, C order) via xtensor's xnpy.
-void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape);
-
 }  // namespace normcheck
