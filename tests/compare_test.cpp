@@ -278,3 +278,14 @@ TEST_CASE("safetensors: hostile headers are DumpErrors found before allocating",
   CHECK(ok.at("e").size() == 0);
   CHECK(ok.at("x").get(0) == 0);
 }
+
+TEST_CASE("compare: a sidecar number beyond binary64 or nested too deep is a DumpError, not an internal error", "[compare][hostile]") {
+  const fs::path d = fresh_dir("hostile_meta");
+  write_layer(d, "ln", 1);
+  std::ofstream(d / "ln.json") << "{\"op\": \"layer_norm\",\n \"eps\": 1e999}";
+  CHECK(dump_error([&] { read_dump(d.string()); }).field == "json");
+  std::ofstream(d / "ln.json") << "{\"op\": \"layer_norm\",\n \"x\": " << std::string(100000, '[');
+  const DumpError e = dump_error([&] { read_dump(d.string()); });
+  CHECK(e.field == "json");
+  CHECK(e.line == 2);
+}

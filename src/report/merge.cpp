@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_bounded.hpp"
+
 namespace normcheck {
 
 namespace {
@@ -34,17 +36,29 @@ nlohmann::json number_json(double v) {
 }  // namespace
 
 nlohmann::json merge_reports(const std::vector<std::string>& paths) {
-  nlohmann::json cases = nlohmann::json::array();
+  std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& path : paths) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) throw std::runtime_error(fmt::format("{}: not a readable file", path));
-    std::ifstream f(path);
+    std::ifstream f(path, std::ios::binary);
     if (!f) throw std::runtime_error(fmt::format("{}: cannot read", path));
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) throw std::runtime_error(fmt::format("{}: cannot read", path));
+    texts.emplace_back(path, std::move(text));
+  }
+  return merge_report_texts(texts);
+}
+
+nlohmann::json merge_report_texts(const std::vector<std::pair<std::string, std::string>>& reports) {
+  nlohmann::json cases = nlohmann::json::array();
+  std::vector<std::string> paths;
+  for (const auto& [path, text] : reports) {
+    paths.push_back(path);
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(f);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+      j = parse_json_bounded(text, path);
+    } catch (const JsonError& e) {
+      throw std::runtime_error(fmt::format("{}: {}", path, e.detail));
     }
     if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
       throw std::runtime_error(fmt::format("{}: not a normcheck JSON report (no \"cases\" array)", path));
@@ -64,8 +78,17 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
           ok = ok && m.contains(k) && m[k].is_object() && m[k].contains("value") && (m[k]["value"].is_number() || m[k]["value"].is_string());
         if (!ok) throw std::runtime_error(fmt::format("{}: case {} has malformed metrics", path, c["case"].get<std::string>()));
       }
-      if (c.contains("checks") && !c["checks"].is_array())
-        throw std::runtime_error(fmt::format("{}: case {} has malformed checks", path, c["case"].get<std::string>()));
+      // format_report_table reads these: strings, and checks of {name, status, detail} strings.
+      for (const char* k : {"reason", "repro"})
+        if (c.contains(k) && !c[k].is_string())
+          throw std::runtime_error(fmt::format("{}: case {}: field \"{}\" is not a string", path, c["case"].get<std::string>(), k));
+      if (c.contains("checks")) {
+        bool ok = c["checks"].is_array();
+        if (ok)
+          for (const auto& k : c["checks"])
+            for (const char* f : {"name", "status", "detail"}) ok = ok && k.is_object() && k.contains(f) && k[f].is_string();
+        if (!ok) throw std::runtime_error(fmt::format("{}: case {} has malformed checks", path, c["case"].get<std::string>()));
+      }
       cases.push_back(c);
     }
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,13 @@ namespace normcheck {
 /// format_json computes them for a single run. Throws std::runtime_error naming the file
 /// for an unreadable file, invalid JSON, or a JSON that is not such a report.
 nlohmann::json merge_reports(const std::vector<std::string>& paths);
+
+/// merge_reports on report texts already read: (name, JSON text) pairs, the name standing
+/// for the path in messages and in "merged_from". Accepts any bytes: JSON nesting deeper
+/// than kMaxJsonDepth, and every field the merge or format_report_table reads having
+/// another type than format_json writes, is a std::runtime_error naming the file and the
+/// field; nothing else is thrown (the fuzzing harness tests/fuzz/fuzz_merge.cpp checks it).
+nlohmann::json merge_report_texts(const std::vector<std::pair<std::string, std::string>>& reports);
 
 /// The per-layer table of a (merged) JSON report, in the layout of format_table.
 std::string format_report_table(const nlohmann::json& report);
