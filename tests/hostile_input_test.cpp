@@ -1,8 +1,8 @@
 // Hostile input never crashes the gate (issue 18 section 5): JSON nested 300,000 deep,
 // reports whose fields have the wrong types, worker replies that break the protocol. Each
-// input here crashed (stack overflow), hit undefined behaviour or escaped as another
-// exception type before; the fuzzing harnesses in tests/fuzz/ search
-// for more and their corpus keeps what they found.
+// such input here crashed (stack overflow), hit undefined behaviour or escaped as another
+// exception type before; the fuzzing harnesses in tests/fuzz/ search for more and their
+// corpus keeps what they found. Also case text parsed from memory, the harnesses' entry.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backends/worker_protocol.hpp"
+#include "cases/case.hpp"
 #include "core/json_bounded.hpp"
 #include "core/tensor_file.hpp"
 #include "report/merge.hpp"
@@ -121,4 +122,26 @@ TEST_CASE("worker replies: protocol breaks are errors, never crashes", "[hostile
   CHECK(bad.kind == K::unusable);
   CHECK_THAT(bad.message, Catch::Contains(p + ": header:"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("parser: case text from memory parses like the file, within an element bound", "[hostile][parser]") {
+  const std::string text = R"(
+[[case]]
+name = "a"
+op = "layer_norm"
+dtype = "f32"
+inputs.x = { shape = [4, 8], generator = "normal", seed = 1 }
+)";
+  const auto cs = parse_case_text(text, "mem.toml");
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].problem.x().shape() == Shape{4, 8});
+  CHECK(cs[0].file == "mem.toml");
+  try {
+    parse_case_text(text, "mem.toml", 16);
+    FAIL("no CaseError");
+  } catch (const CaseError& e) {
+    CHECK(e.field == "case.a.inputs.x.shape");
+    CHECK(e.line == 6);
+  }
+  CHECK_THROWS_AS(parse_case_text("[[case]\n", "mem.toml"), CaseError);
 }
