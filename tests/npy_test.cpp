@@ -149,6 +149,12 @@ TEST_CASE("npy: a shape whose data is not in the file allocates nothing", "[npy]
   }
   // A dimension beyond int64 (std::stoll threw std::out_of_range) and 2^64 elements.
   CHECK(npy_error(npy_raw(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }", "")).field == "shape");
+  // Found by fuzz_npy (tests/fuzz/corpus/npy/regress_dim_overflow_times_10.npy): the digit
+  // loop multiplied 3922337203685477580 by 10 before comparing with 2^62, a signed
+  // overflow (UBSan; tools/sanitize.sh runs this test with it).
+  CHECK(npy_error(npy_raw(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 39223372036854775807), }", "")).field == "shape");
+  CHECK(npy_error(npy_raw(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4611686018427387905,), }", "")).field == "shape");
+  CHECK(npy_error(npy_raw(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4611686018427387904, 0), }", "")).field == "shape");
   CHECK(npy_error(npy_raw(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", std::string(24, '\0')))
             .field == "shape");
   // The caller's element limit.

@@ -245,8 +245,9 @@ class NpyHeaderParser {
       if (!std::isdigit(static_cast<unsigned char>(peek()))) fail("shape", "expected a non-negative integer");
       std::int64_t v = 0;
       while (std::isdigit(static_cast<unsigned char>(peek()))) {
-        v = v * 10 + (peek() - '0');  // v <= 2^62 here: no overflow
-        if (v > kMaxDim) fail("shape", "a dimension beyond 2^62");
+        const int digit = peek() - '0';
+        if (v > (kMaxDim - digit) / 10) fail("shape", "a dimension beyond 2^62");  // before v * 10 can overflow
+        v = v * 10 + digit;
         ++pos_;
       }
       s.push_back(v);
