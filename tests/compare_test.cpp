@@ -119,7 +119,7 @@ TEST_CASE("safetensors: malformed files name the file and the field", "[compare]
   CHECK(err("abc").field == "header_size");
 }
 
-TEST_CASE("npy: f16, f32 and f64 round-trip through xnpy", "[compare][io]") {
+TEST_CASE("npy: f16, f32 and f64 round-trip through the codec", "[compare][io]") {
   const fs::path d = fresh_dir("npy");
   for (DType t : {DType::f16, DType::f32, DType::f64}) {
     const Tensor x = Tensor::from_doubles(t, {2, 3}, {1, -2.5, 0.1, 65504, 1e-7, -0.0});
@@ -132,7 +132,7 @@ TEST_CASE("npy: f16, f32 and f64 round-trip through xnpy", "[compare][io]") {
   }
   CHECK_THROWS_AS(write_npy((d / "b.npy").string(), Tensor(DType::bf16, {2})), DumpError);
   write_bytes(d / "junk.npy", "not an npy file");
-  CHECK(dump_error([&] { read_npy((d / "junk.npy").string()); }).field == "header");
+  CHECK(dump_error([&] { read_npy((d / "junk.npy").string()); }).field == "magic");
 }
 
 TEST_CASE("compare: natural order and layer names", "[compare]") {
@@ -232,4 +232,61 @@ TEST_CASE("compare: the bundled MiniLM dump reads as 13 LayerNorm layers", "[com
   CHECK(p->conv.affine == Affine::gamma_beta);
   CHECK(p->conv.eps == static_cast<double>(1e-12f));
   CHECK(p->x().shape() == Shape{11, 384});
+}
+
+// ---- Hostile tensor files and sidecars (issue 18 section 5): each input below threw
+// std::bad_alloc, std::length_error or nlohmann's out_of_range (exit 3, "internal error")
+// before the codec checked it; now each is a DumpError naming the file and the field.
+
+TEST_CASE("safetensors: hostile headers are DumpErrors found before allocating", "[compare][io][hostile]") {
+  auto field = [](const std::string& header, const std::string& data = std::string(8, '\0')) {
+    try {
+      parse_safetensors(hand_built_safetensors(header, data), "hostile.safetensors");
+    } catch (const DumpError& e) {
+      CHECK(std::string(e.what()).rfind("hostile.safetensors: ", 0) == 0);
+      return e.field;
+    }
+    FAIL("no DumpError for " << header);
+    return std::string();
+  };
+  // 2^35 values of F64 (256 GiB) over 8 bytes: std::bad_alloc before.
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[34359738368],"data_offsets":[0,8]}})") == "x.data_offsets");
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[1099511627776],"data_offsets":[0,8]}})") == "x.shape");
+  // A dimension of 2^64 - 1 read as -1: std::length_error before.
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[18446744073709551615],"data_offsets":[0,8]}})") == "x.shape");
+  // A number beyond binary64: nlohmann's out_of_range before.
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[1e999],"data_offsets":[0,8]}})") == "header");
+  CHECK(field(std::string(100000, '[')) == "header");  // nesting
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"y":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})") ==
+        "y.data_offsets");  // overlap: two tensors claiming the same bytes
+  CHECK(field(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})") == "header");  // 4 bytes nobody claims
+  CHECK(field(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})") == "x.data_offsets");  // a gap
+  CHECK(field(R"({"x":[]})") == "x");
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[1],"data_offsets":[0]}})") == "x.data_offsets");
+  CHECK(field(R"({"x":{"dtype":"F64","shape":[-1],"data_offsets":[0,8]}})") == "x.shape");
+  CHECK(field(R"({"x":{"dtype":7,"shape":[1],"data_offsets":[0,8]}})") == "x.dtype");
+  CHECK(field("[]") == "header");
+  CHECK(field(std::string("\xff\xfe", 2)) == "header");  // not UTF-8
+  // The caller's element limit.
+  CHECK_THROWS_AS(parse_safetensors(hand_built_safetensors(R"({"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})",
+                                                           std::string(8, '\0')), "m.safetensors", 0),
+                  DumpError);
+  // Zero-element tensors and metadata of any JSON type are fine.
+  const auto ok = parse_safetensors(
+      hand_built_safetensors(R"({"__metadata__":[1],"e":{"dtype":"F16","shape":[0,1024],"data_offsets":[0,0]},)"
+                             R"("x":{"dtype":"F64","shape":[],"data_offsets":[0,8]}})", std::string(8, '\0')),
+      "ok.safetensors");
+  CHECK(ok.at("e").size() == 0);
+  CHECK(ok.at("x").get(0) == 0);
+}
+
+TEST_CASE("compare: a sidecar number beyond binary64 or nested too deep is a DumpError, not an internal error", "[compare][hostile]") {
+  const fs::path d = fresh_dir("hostile_meta");
+  write_layer(d, "ln", 1);
+  std::ofstream(d / "ln.json") << "{\"op\": \"layer_norm\",\n \"eps\": 1e999}";
+  CHECK(dump_error([&] { read_dump(d.string()); }).field == "json");
+  std::ofstream(d / "ln.json") << "{\"op\": \"layer_norm\",\n \"x\": " << std::string(100000, '[');
+  const DumpError e = dump_error([&] { read_dump(d.string()); });
+  CHECK(e.field == "json");
+  CHECK(e.line == 2);
 }

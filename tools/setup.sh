@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs normcheck's build dependencies from Debian's packages (idempotent).
 # Usage: tools/setup.sh          (as root, or with sudo available)
+#        tools/setup.sh --fuzz   also what tools/fuzz.sh needs: clang, its libFuzzer/ASan/UBSan
+#                                runtimes (libclang-rt-14-dev, only "recommended" by clang) and
+#                                OpenMP for clang (libomp-dev)
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config catch2 libfmt-dev libcli11-dev libboost-dev libmpfr-dev libgmp-dev
-      libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxtensor-dev libxml2-utils python3
+      libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxml2-utils python3
       libdnnl-dev python3-pip)
+if [ "${1:-}" = "--fuzz" ]; then pkgs+=(clang libclang-rt-14-dev libomp-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,7 +26,9 @@
 #include "backends/child_process.hpp"
 #include "backends/external.hpp"
 #include "backends/isolated.hpp"
-#include "backends/npy.hpp"
+#include "backends/worker_protocol.hpp"
+#include "core/json_bounded.hpp"
+#include "core/tensor_file.hpp"
 #include "spec/convention.hpp"
 
 namespace normcheck {
@@ -121,7 +123,7 @@ class CmdBackend final : public detail::IsolatedBackend {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
         files.push_back(f);
-        write_npy_tensor(f.string(), t);
+        write_npy(f.string(), t, NpyBf16::as_f32);  // bf16 travels as float32 values
         req["inputs"][name] = {{"path", f.string()}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
       }
     } catch (const std::exception& ex) {
@@ -152,46 +154,30 @@ class CmdBackend final : public detail::IsolatedBackend {
       child_->kill();
       return e;
     }
-    if (!rep.is_object() || !rep.contains("id") || rep["id"] != id) {
-      cleanup();
-      e.message = fmt::format("worker answered request {} with {}: ids must match; restarted for the next case",
-                              id, rep.dump().substr(0, 200));
-      child_->kill();
-      return e;
-    }
-    if (rep.contains("skip")) {
-      cleanup();
-      e.kind = detail::Evaluation::Kind::skip;
-      e.message = rep["skip"].is_string() ? rep["skip"].get<std::string>() : rep["skip"].dump();
-      return e;
-    }
-    if (rep.contains("error")) {
-      cleanup();
-      e.message = fmt::format("worker error: {}{}",
-                              rep["error"].is_string() ? rep["error"].get<std::string>() : rep["error"].dump(), stderr_note());
-      return e;
-    }
-    try {
-      if (!rep.contains("outputs") || !rep["outputs"].is_object())
-        throw std::runtime_error("reply has none of \"outputs\", \"skip\", \"error\"");
-      for (auto& [name, o] : rep["outputs"].items()) {
-        if (!o.is_object() || !o.contains("path") || !o["path"].is_string())
-          throw std::runtime_error(fmt::format("output '{}' has no \"path\"", name));
-        std::optional<DType> as;
-        if (o.contains("dtype")) {
-          as = o["dtype"].is_string() ? parse_dtype(o["dtype"].get<std::string>()) : std::nullopt;
-          if (!as) throw std::runtime_error(fmt::format("output '{}' has an unknown dtype {}", name, o["dtype"].dump()));
-        }
-        const std::string path = o["path"].get<std::string>();
-        e.outputs[name] = read_npy_tensor(path, as);
-        if (fs::path(path).parent_path() == dir_) files.emplace_back(path);
-      }
-      e.kind = detail::Evaluation::Kind::outputs;
-    } catch (const std::exception& ex) {
-      e.outputs.clear();
-      e.message = fmt::format("worker reply unusable: {}", ex.what());
-    }
+    detail::WorkerReply r = detail::interpret_worker_reply(rep, id);
+    for (const auto& path : r.paths)
+      if (fs::path(path).parent_path() == dir_) files.emplace_back(path);
     cleanup();
+    switch (r.kind) {
+      case detail::WorkerReply::Kind::wrong_id:
+        e.message = r.message + "; restarted for the next case";
+        child_->kill();
+        return e;
+      case detail::WorkerReply::Kind::skip:
+        e.kind = detail::Evaluation::Kind::skip;
+        e.message = r.message;
+        return e;
+      case detail::WorkerReply::Kind::error:
+        e.message = fmt::format("worker error: {}{}", r.message, stderr_note());
+        return e;
+      case detail::WorkerReply::Kind::unusable:
+        e.message = fmt::format("worker reply unusable: {}", r.message);
+        return e;
+      case detail::WorkerReply::Kind::outputs:
+        e.kind = detail::Evaluation::Kind::outputs;
+        e.outputs = std::move(r.outputs);
+        return e;
+    }
     return e;
   }
 
@@ -220,15 +206,7 @@ class CmdBackend final : public detail::IsolatedBackend {
   }
 
   /// One reply line as JSON; throws std::runtime_error naming what is wrong with it.
-  json read_reply(detail::Clock::time_point deadline) {
-    const std::string line = child_->read_line(deadline);
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded())
-      throw std::runtime_error(fmt::format("a reply line that is not JSON: '{}' (the worker must print only protocol "
-                                           "lines on stdout; logs go to stderr)",
-                                           line.substr(0, 200)));
-    return j;
-  }
+  json read_reply(detail::Clock::time_point deadline) { return detail::parse_worker_line(child_->read_line(deadline)); }
 
   /// Starts the worker and completes the handshake. Throws BackendError.
   void start() {
@@ -270,6 +248,61 @@ class CmdBackend final : public detail::IsolatedBackend {
 };
 
 }  // namespace
+
+namespace detail {
+
+json parse_worker_line(const std::string& line) {
+  try {
+    return parse_json_bounded(line, "worker reply");
+  } catch (const JsonError& ex) {
+    throw std::runtime_error(fmt::format("a reply line that is not JSON: '{}' ({}; the worker must print only protocol "
+                                         "lines on stdout; logs go to stderr)",
+                                         line.substr(0, 200), ex.detail.substr(0, 200)));
+  }
+}
+
+WorkerReply interpret_worker_reply(const json& rep, long id) {
+  WorkerReply r;
+  if (!rep.is_object() || !rep.contains("id") || rep.at("id") != id) {
+    r.kind = WorkerReply::Kind::wrong_id;
+    r.message = fmt::format("worker answered request {} with {}: ids must match", id, rep.dump().substr(0, 200));
+    return r;
+  }
+  if (rep.contains("skip")) {
+    r.kind = WorkerReply::Kind::skip;
+    r.message = rep.at("skip").is_string() ? rep.at("skip").get<std::string>() : rep.at("skip").dump();
+    return r;
+  }
+  if (rep.contains("error")) {
+    r.kind = WorkerReply::Kind::error;
+    r.message = rep.at("error").is_string() ? rep.at("error").get<std::string>() : rep.at("error").dump();
+    return r;
+  }
+  try {
+    if (!rep.contains("outputs") || !rep.at("outputs").is_object())
+      throw std::runtime_error("reply has none of \"outputs\", \"skip\", \"error\"");
+    for (const auto& [name, o] : rep.at("outputs").items()) {
+      if (!o.is_object() || !o.contains("path") || !o.at("path").is_string())
+        throw std::runtime_error(fmt::format("output '{}' has no \"path\"", name));
+      NpyReadOptions opt;
+      if (o.contains("dtype")) {
+        opt.as = o.at("dtype").is_string() ? parse_dtype(o.at("dtype").get<std::string>()) : std::nullopt;
+        if (!opt.as) throw std::runtime_error(fmt::format("output '{}' has an unknown dtype {}", name, o.at("dtype").dump()));
+      }
+      const std::string path = o.at("path").get<std::string>();
+      r.paths.push_back(path);
+      r.outputs[name] = read_npy(path, opt);
+    }
+    r.kind = WorkerReply::Kind::outputs;
+  } catch (const std::exception& ex) {
+    r.outputs.clear();
+    r.kind = WorkerReply::Kind::unusable;
+    r.message = ex.what();
+  }
+  return r;
+}
+
+}  // namespace detail
 
 std::unique_ptr<Backend> make_cmd_backend(const std::string& command, const BackendOptions& opt) {
   const std::string prog = first_word(command);

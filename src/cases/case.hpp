@@ -1,10 +1,12 @@
 // Declarative test cases (cases/**/*.toml) and their parser. Schema: README.md "Case files".
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spec/backend.hpp"
@@ -88,6 +90,16 @@ struct Case {
 /// Parses one case file. Throws CaseError (file, line, field, message) on any unknown key,
 /// wrong type, shape/value-count mismatch, invalid convention (SpecError mapped to its line).
 std::vector<Case> parse_case_file(const std::string& path);
+
+/// Largest element count of a tensor in a case file (2^28).
+inline constexpr std::int64_t kMaxCaseElements = std::int64_t{1} << 28;
+
+/// parse_case_file on the text of a case file already in memory; `path` names it in
+/// errors. `max_elements` (at most kMaxCaseElements) bounds every tensor's element count
+/// (CaseError on the shape's field): the fuzzing harness parses with a small bound so that
+/// no input can make it allocate gigabytes. Throws CaseError only (bad_alloc aside).
+std::vector<Case> parse_case_text(std::string_view text, const std::string& path,
+                                  std::int64_t max_elements = kMaxCaseElements);
 
 /// Collects case files: each path is a .toml file or a directory searched recursively
 /// (sorted). Throws CaseError for a missing path.

@@ -112,18 +112,18 @@ using detail::number;
 using detail::string_of;
 using detail::bool_of;
 
-/// Largest tensor a case may hold: 2^28 elements (2 GiB as f64, the reference's working
-/// copies come on top), far above any bundled case; larger shapes are typos or attacks.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
-
-/// Checks that a shape is non-empty and its element count within kMaxElements (computed
-/// without overflow).
+/// Checks that a shape is non-empty and its element count within c.max_elements (2^28 by
+/// default: 2 GiB as f64, the reference's working copies come on top, far above any bundled
+/// case; larger shapes are typos or attacks), computed without overflow.
 void check_size(const Ctx& c, const toml::node* n, const std::string& field, const Shape& s) {
   if (s.empty()) c.fail(n, field, "a tensor needs at least one dimension (a scalar is shape = [1])");
   std::int64_t count = 1;
   for (auto d : s) {
     if (d <= 0) c.fail(n, field, fmt::format("dimension {} is not positive", d));
-    if (count > kMaxElements / d) c.fail(n, field, fmt::format("shape {} has more than 2^28 elements", shape_str(s)));
+    if (count > c.max_elements / d)
+      c.fail(n, field,
+             c.max_elements == kMaxCaseElements ? fmt::format("shape {} has more than 2^28 elements", shape_str(s))
+                                                 : fmt::format("shape {} has more than {} elements", shape_str(s), c.max_elements));
     count *= d;
   }
 }
@@ -587,14 +587,9 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
 
 }  // namespace
 
-std::vector<Case> parse_case_file(const std::string& path) {
-  Ctx c{path};
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
-  }
+namespace {
+
+std::vector<Case> cases_of(const Ctx& c, const toml::table& root) {
   check_keys(c, root, "", {"defaults", "case"});
   static const toml::table kNoDefaults;
   const toml::table* defaults = &kNoDefaults;  // the parsed original: its nodes keep their lines
@@ -617,6 +612,30 @@ std::vector<Case> parse_case_file(const std::string& path) {
     out.push_back(std::move(cs));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Case> parse_case_file(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
+  }
+  return cases_of(Ctx{path}, root);
+}
+
+std::vector<Case> parse_case_text(std::string_view text, const std::string& path, std::int64_t max_elements) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw CaseError(path, static_cast<int>(e.source().begin.line), "toml", std::string(e.description()));
+  }
+  Ctx c{path};
+  c.max_elements = std::clamp<std::int64_t>(max_elements, 1, kMaxCaseElements);
+  return cases_of(c, root);
 }
 
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {

@@ -22,6 +22,8 @@ namespace normcheck::detail {
 /// The file being read; fail() throws CaseError at a node's line (0 when unknown).
 struct TomlCtx {
   std::string file;
+  /// Largest element count of a tensor in the file (the case parser's default: 2^28).
+  std::int64_t max_elements = kMaxCaseElements;
   [[noreturn]] void fail(const toml::node* n, const std::string& field, const std::string& msg) const {
     throw CaseError(file, n ? static_cast<int>(n->source().begin.line) : 0, field, msg);
   }

@@ -4,16 +4,10 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xnpy.hpp>
+
+#include "core/tensor_file.hpp"
 
 namespace normcheck {
-
-void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape) {
-  std::vector<std::size_t> s(shape.begin(), shape.end());
-  auto a = xt::adapt(values, s);
-  xt::dump_npy(path, a);
-}
 
 ResultObserver failure_dumper(std::string dir_root) {
   return [root = std::move(dir_root)](CaseResult& r, const Evaluation* e) {

@@ -15,7 +15,4 @@ namespace normcheck {
 /// written adds a SKIPPED "dump" check to the result's report, never fails the run.
 ResultObserver failure_dumper(std::string dir);
 
-/// Writes values (row-major, of `shape`) as a float64 .npy file. Throws std::runtime_error.
-void write_npy(const std::string& path, const std::vector<double>& values, const Shape& shape);
-
 }  // namespace normcheck

@@ -65,7 +65,10 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
 MetricSet merge_worst(const std::vector<std::pair<std::string, MetricSet>>& per_output) {
   MetricSet m;
   bool first = true;
-  for (const auto& [name, s] : per_output) {
+  for (const auto& entry : per_output) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda (P1091).
+    const std::string& name = entry.first;
+    const MetricSet& s = entry.second;
     auto pick = [&](Worst& into, const Worst& w) {
       if (first || w.value > into.value || (std::isnan(w.value) && !std::isnan(into.value))) {
         into = w;

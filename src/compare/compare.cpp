@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_bounded.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "spec/convention.hpp"
@@ -65,9 +66,9 @@ LayerMeta read_sidecar(const std::string& path) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw DumpError(path, line_of_byte(text, e.byte > 0 ? e.byte - 1 : 0), "json", e.what());
+    j = parse_json_bounded(text, path);
+  } catch (const JsonError& e) {  // syntax, nesting, or a number beyond binary64
+    throw DumpError(path, line_of_byte(text, e.byte), "json", e.detail);
   }
   if (!j.is_object()) throw DumpError(path, 1, "json", "expected an object");
   LayerMeta m;

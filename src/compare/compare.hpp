@@ -28,7 +28,7 @@
 #include "spec/backend.hpp"
 #include "checks/budget.hpp"
 #include "checks/metrics.hpp"
-#include "compare/tensor_io.hpp"
+#include "core/tensor_file.hpp"
 
 namespace normcheck {
 

@@ -1,5 +1,7 @@
 #include "report/model.hpp"
 
+#include "core/json_bounded.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -300,24 +302,10 @@ struct Reader {
   }
 };
 
-/// Parses JSON, refusing nesting deeper than 64 levels before it is built (a report is 6
-/// deep; outside bytes must not make any later recursion over the value overflow the stack).
-json parse_bounded(std::string_view text, const std::string& what) {
-  constexpr int kMaxDepth = 64;
-  try {
-    return json::parse(text.begin(), text.end(), [&](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxDepth) throw std::runtime_error(fmt::format("{}: nested deeper than {} levels", what, kMaxDepth));
-      return true;
-    });
-  } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", what, e.what()));
-  }
-}
-
 }  // namespace
 
 Report report_from_json(std::string_view text, const std::string& what) {
-  const json j = parse_bounded(text, what);
+  const json j = parse_json_bounded(text, what);  // JsonError (a std::runtime_error) names `what`
   const Reader rd{what};
   if (!j.is_object()) rd.fail("(top)", "expected a JSON object (a normcheck report)");
   if (!j.contains("normcheck")) rd.fail("normcheck", "missing: not a normcheck report, or one older than schema 2");

@@ -101,8 +101,9 @@ std::vector<LayerRow> summarize(const Report& r);
 /// "inf", "-inf"; exact values are decimal strings of 21 significant digits.
 std::string to_json(const Report& r);
 /// Parses a JSON report written by to_json (schema 2). `what` (a file name) prefixes every
-/// error. Throws std::runtime_error "WHAT: FIELD: message" for malformed JSON (also nesting
-/// deeper than 64 levels), a missing or mistyped field, an unknown status.
+/// error. Throws std::runtime_error "WHAT: FIELD: message" for malformed JSON (nesting
+/// deeper than core/json_bounded.hpp's limit included), a missing or mistyped field, an
+/// unknown status.
 Report report_from_json(std::string_view text, const std::string& what);
 
 /// Joins reports of the shards of one run (`normcheck run --shard K/N`) into one. Throws

@@ -1,0 +1,80 @@
+// Writes the generated part of the fuzzing seed corpus (tools/fuzz.sh): small .npy and
+// .safetensors files from the codec's writers and hand-built variants (versions 2.0/3.0,
+// Fortran order, 0-d, '=' and '|' byte orders), and worker replies naming them.
+// Usage: normcheck_fuzz_seeds DIR  (writes DIR/npy, DIR/safetensors, DIR/worker_reply).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor_file.hpp"
+
+using namespace normcheck;
+namespace fs = std::filesystem;
+
+namespace {
+
+void put(const fs::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+/// A .npy file of version `major` with header text `h` (no padding) and raw data.
+std::string npy_raw(int major, const std::string& h, const std::string& data) {
+  std::string s("\x93NUMPY", 6);
+  s += static_cast<char>(major);
+  s += '\0';
+  for (int i = 0; i < (major == 1 ? 2 : 4); ++i) s += static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  return s + h + data;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  for (const char* sub : {"npy", "safetensors", "worker_reply"}) fs::create_directories(dir / sub);
+  std::map<std::string, Tensor> named;
+  int k = 0;
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16})
+    for (const Shape& s : std::vector<Shape>{{}, {3}, {2, 3}, {2, 1, 2}, {0, 4}}) {
+      std::vector<double> v;
+      for (std::int64_t i = 0; i < numel(s); ++i) v.push_back(i % 2 ? -1.5 * i : 0.25 * i);
+      const Tensor x = Tensor::from_doubles(t, s, v);
+      named["t" + std::to_string(k)] = x;
+      const std::string npy = npy_bytes(x, NpyBf16::as_f32);
+      put(dir / "npy" / ("codec_" + std::to_string(k) + ".npy"), npy);
+      put(dir / "worker_reply" / ("reply_" + std::to_string(k)),
+          R"({"id": 7, "outputs": {"y": {"path": "reply.npy", "dtype": ")" + std::string(dtype_name(t)) + "\"}}}\n" + npy);
+      ++k;
+    }
+  const std::string d6(48, '\x01');
+  put(dir / "npy" / "v2.npy", npy_raw(2, "{'descr': '=f8', 'fortran_order': False, 'shape': (6,), }\n", d6));
+  put(dir / "npy" / "v3_fortran.npy", npy_raw(3, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 2), }\n", std::string(48, '\x02')));
+  put(dir / "npy" / "zero_d.npy", npy_raw(1, "{\"descr\": \"|f2\", \"fortran_order\": False, \"shape\": ()}", std::string("\x00\x3c", 2)));
+  put(dir / "npy" / "fortran.npy", npy_raw(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", d6));
+  put(dir / "worker_reply" / "skip", "{\"id\": 7, \"skip\": \"unsupported\"}\n");
+  put(dir / "worker_reply" / "error", "{\"id\": 7, \"error\": \"boom\"}\n");
+  put(dir / "worker_reply" / "two_outputs",
+      "{\"id\": 7, \"outputs\": {\"y\": {\"path\": \"reply.npy\"}, \"mean\": {\"path\": \"reply.npy\", \"dtype\": \"f64\"}}}\n" +
+          npy_bytes(Tensor::from_doubles(DType::f64, {2}, {1, 2})));
+  const fs::path st = dir / "safetensors";
+  write_safetensors((st / "all.safetensors").string(), named, {{"format", "pt"}});
+  write_safetensors((st / "one.safetensors").string(), {{"x", named.at("t6")}});
+  write_safetensors((st / "empty.safetensors").string(), {});
+  // Sanity: the seeds read back (a seed that does not is useless to start from).
+  for (const auto& e : fs::directory_iterator(dir / "npy")) (void)parse_npy(slurp(e.path()), e.path().string());
+  for (const auto& e : fs::directory_iterator(st)) (void)parse_safetensors(slurp(e.path()), e.path().string());
+  std::printf("fuzz seeds written under %s\n", dir.c_str());
+  return 0;
+}
