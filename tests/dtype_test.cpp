@@ -1,13 +1,19 @@
-// Rounding to f64/f32/f16/bf16: ties to even, largest finite, overflow, subnormals, NaN.
+// Rounding to f64/f32/f16/bf16 and the 8-bit formats: ties to even, largest finite, overflow,
+// subnormals, NaN, saturation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
 
 #include <boost/multiprecision/mpfr.hpp>
 
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
+#include "test_util.hpp"
 
 using namespace normcheck;
 
@@ -116,4 +122,140 @@ TEST_CASE("tensor stores the dtype's bytes and rounds once on set", "[dtype][ten
   CHECK(t.nbytes() == 8);
   t.poison();
   for (int i = 0; i < 4; ++i) CHECK(std::isnan(t.get(i)));
+}
+
+// ---- 8-bit formats (issue 16): OCP FP8 E4M3FN, E5M2, int8 ----------------------------------
+
+TEST_CASE("round_to on MPFR numbers breaks ties to even (Boost's rint on MPFR rounds them away)", "[dtype][reference]") {
+  using mp = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<78>, boost::multiprecision::et_off>;
+  // Exact ties of every kind: binary32, bfloat16, f16, fp8 and int8. Before the fix round_to
+  // went through rint(), which Boost.Multiprecision implements as round-half-away for MPFR.
+  CHECK(round_to(DType::f32, mp(1) + ldexp(mp(1), -24)) == 1.0);
+  CHECK(round_to(DType::f32, -(mp(1) + ldexp(mp(1), -24))) == -1.0);
+  CHECK(round_to(DType::bf16, mp(1) + ldexp(mp(1), -8)) == 1.0);
+  CHECK(round_to(DType::f16, mp(1) + 3 * ldexp(mp(1), -11)) == 1.0 + 0x1p-9);  // odd below: up
+  CHECK(round_to(DType::fp8_e4m3fn, mp(464)) == 448.0);
+  CHECK(round_to(DType::int8, mp(0.5)) == 0.0);
+  CHECK(round_to(DType::int8, mp(-2.5)) == -2.0);
+  CHECK(round_to(DType::int8, mp(3.5)) == 4.0);
+  // The same values in binary64 and long double give the same results.
+  CHECK(round_to(DType::f32, 1.0 + 0x1p-24) == 1.0);
+  CHECK(round_to(DType::int8, 0.5L) == 0.0);
+}
+
+TEST_CASE("fp8_e4m3fn: OFP8 range, no infinity, NaN on overflow, saturating conversion", "[dtype][fp8]") {
+  const FormatInfo& f = format_info(DType::fp8_e4m3fn);
+  CHECK(f.max_finite == 448.0);
+  CHECK(f.min_normal == 0x1p-6);
+  CHECK(f.min_subnormal == 0x1p-9);
+  CHECK(round_to(DType::fp8_e4m3fn, 448.0) == 448.0);
+  CHECK(round_to(DType::fp8_e4m3fn, 463.99) == 448.0);
+  CHECK(round_to(DType::fp8_e4m3fn, 464.0) == 448.0);  // the tie with 480 (a NaN encoding) goes to even 448
+  CHECK(std::isnan(round_to(DType::fp8_e4m3fn, 464.01)));
+  CHECK(std::isnan(round_to(DType::fp8_e4m3fn, HUGE_VAL)));  // no infinity: inf converts to NaN
+  CHECK(round_to_saturating(DType::fp8_e4m3fn, 1e6) == 448.0);
+  CHECK(round_to_saturating(DType::fp8_e4m3fn, -HUGE_VAL) == -448.0);
+  CHECK(std::isnan(round_to_saturating(DType::fp8_e4m3fn, NAN)));
+  CHECK(round_to(DType::fp8_e4m3fn, 0x1p-10) == 0.0);           // half the smallest subnormal: tie to 0
+  CHECK(round_to(DType::fp8_e4m3fn, 0x1.8p-10) == 0x1p-9);
+  CHECK(round_to(DType::fp8_e4m3fn, 17.0) == 16.0);             // spacing 2 on [16, 32): tie to even
+  CHECK(round_to(DType::fp8_e4m3fn, 19.0) == 20.0);
+  CHECK(ulp(DType::fp8_e4m3fn, 1.0) == 0.125);
+  CHECK(ulp(DType::fp8_e4m3fn, 300.0) == 32.0);
+  CHECK_FALSE(representable(DType::fp8_e4m3fn, HUGE_VAL));
+  CHECK(representable(DType::fp8_e4m3fn, NAN));
+  CHECK(detail::double_to_fp8_bits(DType::fp8_e4m3fn, 448.0) == 0x7e);
+  CHECK(detail::double_to_fp8_bits(DType::fp8_e4m3fn, 1e6) == 0x7f);   // NaN
+  CHECK(detail::double_to_fp8_bits(DType::fp8_e4m3fn, -1e6) == 0xff);
+  CHECK(std::isnan(detail::fp8_bits_to_double(DType::fp8_e4m3fn, 0x7f)));
+  CHECK(detail::fp8_bits_to_double(DType::fp8_e4m3fn, 0x01) == 0x1p-9);
+  CHECK(detail::fp8_bits_to_double(DType::fp8_e4m3fn, 0x38) == 1.0);
+}
+
+TEST_CASE("fp8_e5m2: IEEE-like, overflow to inf at max + ulp/2", "[dtype][fp8]") {
+  CHECK(format_info(DType::fp8_e5m2).max_finite == 57344.0);
+  CHECK(round_to(DType::fp8_e5m2, 61439.0) == 57344.0);
+  CHECK(std::isinf(round_to(DType::fp8_e5m2, 61440.0)));  // the tie goes to even 2^16 = inf
+  CHECK(round_to(DType::fp8_e5m2, -HUGE_VAL) == -HUGE_VAL);
+  CHECK(round_to_saturating(DType::fp8_e5m2, 1e9) == 57344.0);
+  CHECK(round_to(DType::fp8_e5m2, 0x1p-16) == 0x1p-16);
+  CHECK(detail::double_to_fp8_bits(DType::fp8_e5m2, HUGE_VAL) == 0x7c);
+  CHECK(detail::double_to_fp8_bits(DType::fp8_e5m2, 1.0) == 0x3c);
+  CHECK(std::isinf(detail::fp8_bits_to_double(DType::fp8_e5m2, 0xfc)));
+}
+
+TEST_CASE("fp8 bits: every value round-trips and every midpoint rounds to even", "[dtype][fp8]") {
+  for (DType t : {DType::fp8_e4m3fn, DType::fp8_e5m2}) {
+    INFO(dtype_name(t));
+    std::vector<double> vals;
+    for (int b = 0; b < 256; ++b) {
+      const double v = detail::fp8_bits_to_double(t, static_cast<std::uint8_t>(b));
+      if (std::isnan(v)) continue;
+      if (v != 0 || !std::signbit(v)) REQUIRE(detail::double_to_fp8_bits(t, v) == b);
+      if (std::isfinite(v) && v >= 0) vals.push_back(v);
+    }
+    std::sort(vals.begin(), vals.end());
+    for (std::size_t i = 0; i + 1 < vals.size(); ++i) {
+      const double mid = (vals[i] + vals[i + 1]) / 2;
+      const bool lower_even = (detail::double_to_fp8_bits(t, vals[i]) & 1) == 0;
+      REQUIRE(round_to(t, mid) == (lower_even ? vals[i] : vals[i + 1]));
+    }
+    Tensor x(t, {3});
+    x.set(0, 1.0 / 3);
+    x.set(1, -HUGE_VAL);
+    x.set(2, NAN);
+    CHECK(x.get(0) == round_to(t, 1.0 / 3));
+    CHECK(x.nbytes() == 3);
+    CHECK(std::isnan(x.get(2)));
+  }
+}
+
+TEST_CASE("fp8: round_to agrees with ml_dtypes on float32 inputs (ties, midpoints +- 1 ulp, overflow, random)", "[dtype][fp8]") {
+  std::ifstream f(test::source_path("tests/data/fp8_ml_dtypes.txt"));
+  REQUIRE(f);
+  std::string line;
+  int n = 0;
+  const auto num = [](const std::string& s) { return s == "nan" ? NAN : s == "inf" ? HUGE_VAL : s == "-inf" ? -HUGE_VAL : std::strtod(s.c_str(), nullptr); };
+  const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string xs, e4, e5;
+    in >> xs >> e4 >> e5;
+    const float x = static_cast<float>(num(xs));
+    INFO(line);
+    REQUIRE(same(round_to(DType::fp8_e4m3fn, x), num(e4)));
+    REQUIRE(same(round_to(DType::fp8_e5m2, x), num(e5)));
+    ++n;
+  }
+  CHECK(n > 3000);
+}
+
+TEST_CASE("int8: quantization steps of 1, saturation, NaN stored as 0", "[dtype][int8]") {
+  CHECK(round_to(DType::int8, 126.5) == 126.0);
+  CHECK(round_to(DType::int8, 127.6) == 127.0);
+  CHECK(round_to(DType::int8, -300.0) == -128.0);
+  CHECK(round_to(DType::int8, -HUGE_VAL) == -128.0);
+  CHECK(round_to(DType::int8, 2.5, Rounding::nearest_away) == 3.0);
+  CHECK(round_to(DType::int8, -2.5, Rounding::nearest_away) == -3.0);
+  CHECK(round_to(DType::int8, -2.7, Rounding::toward_zero) == -2.0);
+  CHECK_FALSE(std::signbit(round_to(DType::int8, -0.2)));  // int8 has no -0
+  CHECK(ulp(DType::int8, 100.0) == 1.0);
+  CHECK(ulp(DType::int8, 0.0) == 1.0);
+  CHECK_FALSE(representable(DType::int8, NAN));
+  CHECK_FALSE(representable(DType::int8, 0.5));
+  CHECK(representable(DType::int8, -128.0));
+  Tensor t(DType::int8, {3});
+  t.set(0, 200.0);
+  t.set(1, NAN);
+  t.set(2, -7.5);
+  CHECK(t.get(0) == 127.0);
+  CHECK(t.get(1) == 0.0);
+  CHECK(t.get(2) == -8.0);
+  CHECK(parse_dtype("float8_e4m3fn") == DType::fp8_e4m3fn);
+  CHECK(parse_dtype("fp8_e5m2") == DType::fp8_e5m2);
+  CHECK(parse_dtype("int8") == DType::int8);
+  CHECK(dtype_name(DType::fp8_e4m3fn) == "fp8_e4m3fn");
+  CHECK(is_quantized(DType::int8));
+  CHECK_FALSE(is_quantized(DType::bf16));
 }

@@ -41,6 +41,8 @@ class CudaBackend final : public Backend {
       return fmt::format("cuda: no kernel for {}", to_string(p.op));
     if (p.conv.acc_dtype != DType::f32 && p.conv.acc_dtype != DType::f64)
       return fmt::format("cuda: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
+    for (auto& [name, t] : p.inputs)
+      if (is_quantized(t.dtype())) return fmt::format("cuda: no {} storage (input {})", dtype_name(t.dtype()), name);
     return std::nullopt;
   }
   Outputs run(const ValidProblem& vp, const Recorded&) override {

@@ -76,6 +76,9 @@ nc_dtype to_nc(DType d) {
     case DType::f32: return NC_F32;
     case DType::f16: return NC_F16;
     case DType::bf16: return NC_BF16;
+    case DType::fp8_e4m3fn:
+    case DType::fp8_e5m2:
+    case DType::int8: break;  // not in ABI 1: evaluate() skips such problems first
   }
   return NC_F64;
 }
@@ -225,6 +228,12 @@ class PluginBackend final : public detail::IsolatedBackend {
       e.message = fmt::format("plugin ABI {} covers layer_norm and rms_norm, not {}", NC_PLUGIN_ABI_VERSION, to_string(p.op));
       return e;
     }
+    for (auto& [name, t] : p.inputs)
+      if (is_quantized(t.dtype())) {
+        e.kind = detail::Evaluation::Kind::skip;
+        e.message = fmt::format("plugin ABI {} has no {} dtype (input {})", NC_PLUGIN_ABI_VERSION, dtype_name(t.dtype()), name);
+        return e;
+      }
     if (!child_ || !child_->alive()) {
       try {
         start();

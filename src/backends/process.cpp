@@ -10,8 +10,11 @@
 //                    "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16", "shape": [2, 8]}}}
 //   worker -> host  {"id": 7, "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16"}}}
 //                 | {"id": 7, "skip": "reason"} | {"id": 7, "error": "message"}
-// f64, f32 and f16 travel as '<f8', '<f4', '<f2'; bf16 as '<f4' holding bf16 values, with
-// "dtype": "bf16" beside the path. EOF on stdin ends the worker.
+// f64, f32 and f16 travel as '<f8', '<f4', '<f2'; bf16, fp8_e4m3fn and fp8_e5m2 as '<f4'
+// holding values of their format, with "dtype" beside the path; int8 as '|i1'. Each output
+// names its own dtype (h in the residual's, a quantized y in out_dtype, a scale in f32) and
+// the optional ones (saved statistics "mean", "rstd") carry "optional": true: a worker may
+// leave them out. EOF on stdin ends the worker.
 #include <unistd.h>
 
 #include <cerrno>
@@ -131,11 +134,13 @@ class CmdBackend final : public detail::IsolatedBackend {
       e.message = fmt::format("cmd: writing the inputs failed: {}", ex.what());
       return e;
     }
-    // Every output the op defines (y; running stats, h, q_hat/k_hat...), each a file to write.
+    // Every output the op defines (y; running stats, h, q_hat/k_hat, scale...), each a file to
+    // write in its own dtype; the optional ones (saved statistics) marked "optional": true.
     for (const auto& [oname, oshape] : output_shapes(p)) {
       const fs::path of = dir_ / fmt::format("{}_out_{}.npy", id, oname);
       files.push_back(of);
-      req["outputs"][oname] = {{"path", of.string()}, {"dtype", std::string(dtype_name(p.out_dtype))}, {"shape", oshape}};
+      req["outputs"][oname] = {{"path", of.string()}, {"dtype", std::string(dtype_name(output_dtype(p, oname)))}, {"shape", oshape}};
+      if (is_optional_output(p, oname)) req["outputs"][oname]["optional"] = true;
     }
     json rep;
     try {

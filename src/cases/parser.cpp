@@ -171,7 +171,7 @@ std::vector<double> values_of(const Ctx& c, const toml::node& n, const std::stri
 DType dtype_of(const Ctx& c, const toml::node& n, const std::string& field) {
   const std::string s = string_of(c, n, field);
   if (auto t = parse_dtype(s)) return *t;
-  c.fail(&n, field, fmt::format("unknown dtype '{}' (f64 | f32 | f16 | bf16)", s));
+  c.fail(&n, field, fmt::format("unknown dtype '{}' ({})", s, dtype_choices()));
 }
 
 /// Reads one tensor: { shape, values | generator..., dtype }.
@@ -448,7 +448,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   }
   DType dt = base ? p.x().dtype() : DType::f32;
   if (auto n = node("dtype")) dt = dtype_of(c, *n, f + ".dtype");
-  else if (!base) c.fail(line, f + ".dtype", "missing dtype (f64 | f32 | f16 | bf16)");
+  else if (!base) c.fail(line, f + ".dtype", fmt::format("missing dtype ({})", dtype_choices()));
   p.out_dtype = base ? p.out_dtype : dt;
   if (node("dtype")) p.out_dtype = dt;
   if (auto n = node("out_dtype")) p.out_dtype = dtype_of(c, *n, f + ".out_dtype");
@@ -491,6 +491,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     else if (sf.rfind("inputs.", 0) == 0 && inputs_t)
       at = inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) ? inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) : inputs_t->self;
     else if (sf == "op") at = node("op");
+    else if (sf == "out_dtype") at = node("out_dtype") ? node("out_dtype") : node("dtype");
     c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
   }
 
@@ -571,9 +572,10 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
         std::string dummy;
         const std::string osf = sf + "." + std::string(on.str());
         if (!shapes.count(std::string(on.str()))) c.fail(&ov, osf, fmt::format("{} has no output '{}'", to_string(p.op), on.str()));
-        Tensor y = tensor_of(c, ov, osf, p.out_dtype, dummy);
-        if (y.dtype() != p.out_dtype)
-          c.fail(&ov, osf, fmt::format("dtype {} differs from the case's output dtype {}", dtype_name(y.dtype()), dtype_name(p.out_dtype)));
+        const DType odt = output_dtype(p, std::string(on.str()));
+        Tensor y = tensor_of(c, ov, osf, odt, dummy);
+        if (y.dtype() != odt)
+          c.fail(&ov, osf, fmt::format("dtype {} differs from the output's dtype {}", dtype_name(y.dtype()), dtype_name(odt)));
         const Shape& want = shapes.at(std::string(on.str()));
         if (y.shape() != want)
           c.fail(&ov, osf, fmt::format("shape {} differs from the output's {}", shape_str(y.shape()), shape_str(want)));

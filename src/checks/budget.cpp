@@ -94,9 +94,12 @@ Gate default_gate(const Problem& p) {
     g.source = fmt::format("default backward: 1 + 16 + sqrt(m) + sqrt(R), m = {}, R = {}", static_cast<std::int64_t>(m), R);
     return g;
   }
-  const double k_ops = 8.0;
+  // Ops with more roundings on the path (fused residual add, quantization) name them in
+  // their OpDef (extra_roundings); their analysis is beside it.
+  const int extra = p.op.def().extra_roundings;
+  const double k_ops = 8.0 + extra;
   g.max = 1.0 + k_ops + std::sqrt(m);
-  g.source = fmt::format("default: 1 + 8 + sqrt(m), m = {}", static_cast<std::int64_t>(m));
+  g.source = fmt::format("default: 1 + {} + sqrt(m), m = {}", 8 + extra, static_cast<std::int64_t>(m));
   return g;
 }
 

@@ -29,17 +29,24 @@ std::string worst_str(const Worst& w) {
                      coords_str(w.coords), w.got, w.exact);
 }
 
-void check_outputs(const Problem& p, const Outputs& o, const ExactOutputs& ref) {
+std::vector<std::string> check_outputs(const Problem& p, const Outputs& o, const ExactOutputs& ref) {
+  std::vector<std::string> not_returned;
   for (auto& [name, r] : ref) {
     auto it = o.find(name);
-    if (it == o.end()) throw BackendError(fmt::format("output '{}' missing", name));
+    if (it == o.end()) {
+      if (!is_optional_output(p, name)) throw BackendError(fmt::format("output '{}' missing", name));
+      not_returned.push_back(name);
+      continue;
+    }
     if (it->second.shape() != r.rounded.shape())
       throw BackendError(fmt::format("output '{}' has shape {}, expected {}", name, shape_str(it->second.shape()),
                                      shape_str(r.rounded.shape())));
-    if (it->second.dtype() != p.out_dtype)
+    const DType want = output_dtype(p, name);
+    if (it->second.dtype() != want)
       throw BackendError(fmt::format("output '{}' has dtype {}, expected {}", name, dtype_name(it->second.dtype()),
-                                     dtype_name(p.out_dtype)));
+                                     dtype_name(want)));
   }
+  return not_returned;
 }
 
 namespace {
@@ -64,11 +71,17 @@ class GateCheck final : public Check {
     const bool whole = e.gate.metric == Metric::nmse;
     for (const auto& [name, ms] : e.output_metrics) {
       const double v = ms.value(e.gate.metric);
+      // The primary output's line also names the optional outputs the backend left out, so
+      // a saved statistic that was not checked is never mistaken for one that passed.
+      const std::string missing = name == primary && !e.not_returned.empty()
+          ? fmt::format("; not returned (optional, not checked): {}", fmt::join(e.not_returned, ", "))
+          : std::string();
       out.push_back(result("gate" + suffix(e, name), v <= e.gate.max,
-                           fmt::format("{}{} = {:.4g} (limit {:.4g}, {}) {}{}{}", name == primary ? "" : name + ": ",
+                           fmt::format("{}{} = {:.4g} (limit {:.4g}, {}) {}{}{}{}", name == primary ? "" : name + ": ",
                                        to_string(e.gate.metric), v, e.gate.max, e.gate.source, whole ? "; max abs " : "",
                                        worst_str(ms.worst(worst_metric(e.gate))),
-                                       ms.nan_mismatches ? fmt::format("; {} NaN/inf mismatches", ms.nan_mismatches) : "")));
+                                       ms.nan_mismatches ? fmt::format("; {} NaN/inf mismatches", ms.nan_mismatches) : "",
+                                       missing)));
     }
   }
 };
@@ -81,11 +94,17 @@ class LiteralCheck final : public Check {
       : output_(std::move(output)), values_(values), line_(line) {}
   void judge(const Evaluation& e, std::vector<CheckResult>& out) override {
     const Problem& p = *e.problem;
+    if (!e.outputs.count(output_)) {  // an optional output the backend did not return
+      out.push_back({"expected" + suffix(e, output_), Status::skipped,
+                     fmt::format("{} not returned by {} (optional output)", output_, e.backend.name())});
+      return;
+    }
     const Tensor& got = e.outputs.at(output_);
     const ExactOutput& rr = e.exact.at(output_);
+    const DType odt = output_dtype(p, output_);
     if (e.cs.expected_tolerance_abs) {
       const double tol = *e.cs.expected_tolerance_abs;
-      const LiteralError le = compare_literal(got, values_, p.out_dtype);
+      const LiteralError le = compare_literal(got, values_, odt);
       out.push_back(result("expected" + suffix(e, output_), le.abs.value <= tol,
                            fmt::format("max |{} - expected| = {:.4g} (limit {:.4g}) at {} got {:.9g} expected {:.17g}", output_,
                                        le.abs.value, tol, coords_str(le.abs.coords), le.abs.got,
@@ -95,7 +114,7 @@ class LiteralCheck final : public Check {
     // The literal values stand in for the exact ones, judged by the case's gate.
     ExactOutput lit{rr.rounded, {}, rr.cond, {}};
     for (double v : values_) lit.exact.push_back(v);
-    const MetricSet ls = measure(got, lit, p.out_dtype, p.conv.acc_dtype);
+    const MetricSet ls = measure(got, lit, odt, p.conv.acc_dtype);
     const double v = ls.value(e.gate.metric);
     out.push_back(result("expected" + suffix(e, output_), v <= e.gate.max,
                          fmt::format("{} vs literal values ({}:{}): {} = {:.4g} (limit {:.4g}) {}", output_, e.cs.file, line_,
@@ -137,6 +156,11 @@ class PropertyCheck final : public Check {
       return;
     }
     const std::string primary = primary_output(p);
+    for (const std::string& oname : pr_.outputs)
+      if (!e.outputs.count(oname) || !qo.count(oname)) {  // optional outputs the backend left out
+        out.push_back({pname, Status::skipped, fmt::format("{} not returned by {} (optional output)", oname, e.backend.name())});
+        return;
+      }
     const long double u = unit_roundoff(p.conv.acc_dtype);
     double max_diff = 0, max_exact = 0;
     std::int64_t at = -1, exact_at = -1, nan_diff = 0, exact_nan_diff = 0, compared = 0;
@@ -160,8 +184,9 @@ class PropertyCheck final : public Check {
           if (std::isnan(e1) != std::isnan(e2) && exact_nan_diff++ == 0) { exact_at = i; exact_output = oname; }
           continue;
         }
-        const long double allowed1 = e.gate.max * (ulp(p.out_dtype, e1) / 2 + u * r1.cond[i]);
-        const long double allowed = allowed1 + e.gate.max * (ulp(p.out_dtype, e2) / 2 + u * r2.cond[i]);
+        const DType odt = output_dtype(p, oname);
+        const long double allowed1 = e.gate.max * (ulp(odt, e1) / 2 + u * r1.cond[i]);
+        const long double allowed = allowed1 + e.gate.max * (ulp(odt, e2) / 2 + u * r2.cond[i]);
         // Invariance is testable only where the exact outputs agree within the base input's own
         // budget (an ill-conditioned Tx must not make any difference look acceptable); a change
         // is certain only beyond both budgets.

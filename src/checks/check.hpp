@@ -39,6 +39,8 @@ struct Evaluation {
   Backend& backend;
   const Outputs& outputs;
   const std::vector<std::pair<std::string, MetricSet>>& output_metrics;  ///< primary output first
+  /// Optional outputs (saved statistics) the reference defines and the backend did not return.
+  const std::vector<std::string>& not_returned;
 };
 
 /// A check of a case: judge() appends its results for one evaluation. A check may keep
@@ -53,9 +55,11 @@ class Check {
 /// the properties, the structural sums.
 std::vector<std::unique_ptr<Check>> checks_for(const Case& cs);
 
-/// Throws BackendError unless `o` holds every output of `ref` with its shape and the
-/// problem's out_dtype (a backend that returns anything else broke, it did not fail).
-void check_outputs(const Problem& p, const Outputs& o, const ExactOutputs& ref);
+/// Throws BackendError unless `o` holds every output of `ref` but the optional ones
+/// (spec/op.hpp is_optional_output), each it holds with its shape and dtype (output_dtype)
+/// (a backend that returns anything else broke, it did not fail). Returns the optional
+/// outputs of `ref` that `o` lacks.
+std::vector<std::string> check_outputs(const Problem& p, const Outputs& o, const ExactOutputs& ref);
 
 /// "[1,2]".
 std::string coords_str(const std::vector<std::int64_t>& c);

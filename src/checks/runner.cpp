@@ -65,24 +65,33 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         continue;
       }
       Outputs out;
+      std::vector<std::string> not_returned;
       try {
         out = be->run(vp, cs.recorded);
-        check_outputs(p, out, ref);
+        not_returned = check_outputs(p, out, ref);
       } catch (const std::exception& e) {
         r.status = Status::error;
         r.reason = fmt::format("{}: {}", be->name(), e.what());
         done(nullptr);
         continue;
       }
-      // Every output the reference produces is measured and gated: the primary output first
-      // (y; dx for a backward case), then the others by name (running stats, h, dgamma...).
+      // Every output the reference produces is measured and gated, in its own dtype: the
+      // primary output first (y; dx for a backward case), then the others by name (running
+      // stats, h, dgamma, scale...); an optional output (saved statistics) when returned.
       const std::string primary = primary_output(p);
-      r.output_metrics.emplace_back(primary, measure(out.at(primary), ref.at(primary), p.out_dtype, p.conv.acc_dtype));
+      r.output_metrics.emplace_back(primary, measure(out.at(primary), ref.at(primary), output_dtype(p, primary), p.conv.acc_dtype));
       for (auto& [name, v] : ref)
-        if (name != primary) r.output_metrics.emplace_back(name, measure(out.at(name), v, p.out_dtype, p.conv.acc_dtype));
-      r.metrics = merge_worst(r.output_metrics);
+        if (name != primary && out.count(name))
+          r.output_metrics.emplace_back(name, measure(out.at(name), v, output_dtype(p, name), p.conv.acc_dtype));
+      // The summary (report rows, side-by-side) covers the outputs every backend returns, so
+      // backends compare like with like; a returned saved statistic keeps its own metrics in
+      // output_metrics and its own gate check.
+      std::vector<std::pair<std::string, MetricSet>> required;
+      for (const auto& om : r.output_metrics)
+        if (!is_optional_output(p, om.first)) required.push_back(om);
+      r.metrics = merge_worst(required);
       r.gate = gate;
-      const Evaluation e{cs, vp, ref, gate, *be, out, r.output_metrics};
+      const Evaluation e{cs, vp, ref, gate, *be, out, r.output_metrics, not_returned};
       for (auto& c : checks) c->judge(e, r.checks);
       r.status = Status::passed;
       for (auto& c : r.checks)

@@ -21,7 +21,7 @@ struct CaseResult {
   std::string backend;
   Status status = Status::passed;   ///< worst of the checks (error > failed > mistrusted > passed; skipped alone)
   std::string reason;               ///< why skipped / error
-  std::optional<MetricSet> metrics; ///< every output vs the exact reference: the worst per metric (Worst::output names it)
+  std::optional<MetricSet> metrics; ///< every required output vs the exact reference: the worst per metric (Worst::output names it); optional ones (saved statistics) are in output_metrics only
   std::vector<std::pair<std::string, MetricSet>> output_metrics;  ///< per output, y first
   std::optional<Gate> gate;         ///< the gate the case was judged by (evaluated runs)
   std::vector<CheckResult> checks;

@@ -11,6 +11,12 @@ constexpr FormatInfo kF64{53, -1021, 1024, 1.7976931348623157e308, 0x1p-1022, 0x
 constexpr FormatInfo kF32{24, -125, 128, 0x1.fffffep127, 0x1p-126, 0x1p-149, 4};
 constexpr FormatInfo kF16{11, -13, 16, 65504.0, 0x1p-14, 0x1p-24, 2};
 constexpr FormatInfo kBF16{8, -125, 128, 0x1.fep127, 0x1p-126, 0x1p-133, 2};
+// OFP8 rev. 1.0 table 1: E4M3 max 1.75 * 2^8, min normal 2^-6, min subnormal 2^-9;
+// E5M2 max 1.75 * 2^15, min normal 2^-14, min subnormal 2^-16.
+constexpr FormatInfo kE4M3FN{4, -5, 9, 448.0, 0x1p-6, 0x1p-9, 1};
+constexpr FormatInfo kE5M2{3, -13, 16, 57344.0, 0x1p-14, 0x1p-16, 1};
+// int8: quantum 2^(min_exp - precision) = 1 for every |x| < 2^8 (round_to saturates first).
+constexpr FormatInfo kI8{8, 8, 8, 127.0, 1.0, 1.0, 1};
 }  // namespace
 
 const FormatInfo& format_info(DType t) noexcept {
@@ -19,6 +25,9 @@ const FormatInfo& format_info(DType t) noexcept {
     case DType::f32: return kF32;
     case DType::f16: return kF16;
     case DType::bf16: return kBF16;
+    case DType::fp8_e4m3fn: return kE4M3FN;
+    case DType::fp8_e5m2: return kE5M2;
+    case DType::int8: return kI8;
   }
   return kF64;
 }
@@ -29,6 +38,9 @@ std::string_view dtype_name(DType t) noexcept {
     case DType::f32: return "f32";
     case DType::f16: return "f16";
     case DType::bf16: return "bf16";
+    case DType::fp8_e4m3fn: return "fp8_e4m3fn";
+    case DType::fp8_e5m2: return "fp8_e5m2";
+    case DType::int8: return "int8";
   }
   return "?";
 }
@@ -38,8 +50,17 @@ std::optional<DType> parse_dtype(std::string_view s) noexcept {
   if (s == "f32" || s == "float32" || s == "float") return DType::f32;
   if (s == "f16" || s == "float16" || s == "half") return DType::f16;
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp8_e4m3fn" || s == "float8_e4m3fn") return DType::fp8_e4m3fn;
+  if (s == "fp8_e5m2" || s == "float8_e5m2") return DType::fp8_e5m2;
+  if (s == "int8" || s == "i8") return DType::int8;
   return std::nullopt;
 }
+
+std::string dtype_choices() { return "f64 | f32 | f16 | bf16 | fp8_e4m3fn | fp8_e5m2 | int8"; }
+
+bool is_quantized(DType t) noexcept { return t == DType::fp8_e4m3fn || t == DType::fp8_e5m2 || t == DType::int8; }
+bool has_inf(DType t) noexcept { return t != DType::fp8_e4m3fn && t != DType::int8; }
+bool has_nan(DType t) noexcept { return t != DType::int8; }
 
 double unit_roundoff(DType t) noexcept { return std::ldexp(1.0, -format_info(t).precision); }
 
@@ -47,6 +68,7 @@ template <class R>
 static R ulp_impl(DType t, R r) noexcept {
   using std::frexp; using std::ldexp; using std::fabs;
   if (std::isnan(r)) return r;
+  if (t == DType::int8) return 1;  // one quantization step
   const FormatInfo& f = format_info(t);
   R a = fabs(r);
   if (std::isinf(a) || a > static_cast<R>(f.max_finite)) a = static_cast<R>(f.max_finite);
@@ -61,7 +83,8 @@ double ulp(DType t, double r) noexcept { return ulp_impl<double>(t, r); }
 long double ulp(DType t, long double r) noexcept { return ulp_impl<long double>(t, r); }
 
 bool representable(DType t, double v) noexcept {
-  if (std::isnan(v) || std::isinf(v)) return true;
+  if (std::isnan(v)) return has_nan(t);
+  if (std::isinf(v)) return has_inf(t);
   double r = round_to(t, v);
   return r == v && std::signbit(r) == std::signbit(v);
 }
@@ -102,6 +125,31 @@ std::uint16_t double_to_bf16_bits(double v) noexcept {
 }
 
 namespace {
+/// OFP8 encodings: exponent bits, fraction bits, bias.
+struct Fp8Layout {
+  int ebits, mbits, bias;
+};
+constexpr Fp8Layout fp8_layout(DType t) noexcept { return t == DType::fp8_e4m3fn ? Fp8Layout{4, 3, 7} : Fp8Layout{5, 2, 15}; }
+
+double fp8_decode(DType t, std::uint8_t b) noexcept {
+  const Fp8Layout l = fp8_layout(t);
+  const int sign = b >> 7, e = (b >> l.mbits) & ((1 << l.ebits) - 1), m = b & ((1 << l.mbits) - 1);
+  const int emax = (1 << l.ebits) - 1;
+  double v;
+  if (t == DType::fp8_e4m3fn && e == emax && m == (1 << l.mbits) - 1) v = std::numeric_limits<double>::quiet_NaN();
+  else if (t == DType::fp8_e5m2 && e == emax) v = m ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL;
+  else if (e == 0) v = std::ldexp(static_cast<double>(m), 1 - l.bias - l.mbits);  // subnormal
+  else v = std::ldexp(static_cast<double>(m | (1 << l.mbits)), e - l.bias - l.mbits);
+  return sign ? -v : v;
+}
+
+struct Fp8Table {
+  std::array<double, 256> v{};
+  explicit Fp8Table(DType t) {
+    for (int i = 0; i < 256; ++i) v[static_cast<std::size_t>(i)] = fp8_decode(t, static_cast<std::uint8_t>(i));
+  }
+};
+
 struct HalfTable {
   std::array<float, 65536> v{};
   HalfTable() {
@@ -115,6 +163,27 @@ const HalfTable& half_table() {
 }  // namespace
 
 float half_bits_to_float(std::uint16_t h) noexcept { return half_table().v[h]; }
+
+double fp8_bits_to_double(DType t, std::uint8_t b) noexcept {
+  static const Fp8Table e4m3(DType::fp8_e4m3fn), e5m2(DType::fp8_e5m2);
+  return (t == DType::fp8_e4m3fn ? e4m3 : e5m2).v[b];
+}
+
+std::uint8_t double_to_fp8_bits(DType t, double v) noexcept {
+  const Fp8Layout l = fp8_layout(t);
+  const std::uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double r = round_to(t, v);
+  if (std::isnan(r)) return sign | (t == DType::fp8_e4m3fn ? 0x7f : 0x7e);
+  if (std::isinf(r)) return sign | 0x7c;  // e5m2 only: e4m3fn rounds to NaN instead
+  const double a = std::fabs(r);
+  const FormatInfo& f = format_info(t);
+  if (a < f.min_normal) return sign | static_cast<std::uint8_t>(a / f.min_subnormal);  // subnormal (or 0): exact
+  int e = 0;
+  const double m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+  const int field = e - 1 + l.bias;
+  const auto frac = static_cast<int>(std::ldexp(m, l.mbits + 1)) & ((1 << l.mbits) - 1);
+  return sign | static_cast<std::uint8_t>((field << l.mbits) | frac);
+}
 
 std::uint16_t float_to_half_bits(float v) noexcept {
   // Classic RNE conversion: round the 24-bit significand to 11 bits (or fewer in the

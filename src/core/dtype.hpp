@@ -1,11 +1,27 @@
 // Floating-point formats of tensors and their correct rounding.
 //
-// Every format here is a binary IEEE-754-style format described by its
+// Every float format here is a binary IEEE-754-style format described by its
 // precision p (significand bits, hidden bit included), its minimum normal
 // exponent and its maximum finite value. Rounding from any wider number type
 // (double, long double, Boost.Multiprecision) is done once, to nearest with
 // ties to even, with gradual underflow (subnormals) and overflow to +-inf;
 // NaN stays NaN. Source: IEEE 754-2019 sections 4.3.1 and 7.4.
+//
+// The 8-bit formats (quantized outputs) follow the OCP 8-bit Floating Point
+// Specification (OFP8) rev. 1.0 (2023), section 5.3, and its conversion rules:
+//   fp8_e4m3fn: 4 exponent bits (bias 7), 3 fraction bits, no infinities, one NaN
+//     per sign (0x7f, 0xff: S.1111.111); max 448 = 1.75 * 2^8, min normal 2^-6,
+//     min subnormal 2^-9. A value rounding beyond 448 (|x| > 464, the tie 464
+//     going to even 448) and +-inf become NaN: the format has no infinity.
+//   fp8_e5m2: 5 exponent bits (bias 15), 2 fraction bits, IEEE-like: +-inf
+//     (0x7c, 0xfc), NaNs (exponent 31, fraction != 0; 0x7e written); max 57344 =
+//     1.75 * 2^15, min normal 2^-14, min subnormal 2^-16; overflow to +-inf at
+//     |x| >= 61440 (max + ulp/2, the tie going to even 2^16 = inf).
+//   int8: two's complement integers -128..127; one quantization step is 1. No NaN
+//     and no infinity: rounding saturates to -128 / 127 and NaN is stored as 0
+//     (what CUDA's cvt.rni.sat.s8.f32 and most kernels do).
+// round_to_saturating() is the "saturating" conversion of OFP8 5.3.2 (and of
+// CUDA's __NV_SATFINITE): +-inf and finite values beyond the range clamp to +-max.
 #pragma once
 
 #include <cmath>
@@ -19,11 +35,19 @@
 
 namespace normcheck {
 
-/// Storage format of a tensor: IEEE binary64/32/16 and Google bfloat16.
-enum class DType : std::uint8_t { f64, f32, f16, bf16 };
+/// Storage format of a tensor: IEEE binary64/32/16, Google bfloat16, and the 8-bit
+/// formats of quantized outputs: OCP FP8 E4M3FN and E5M2, and int8 (see above).
+enum class DType : std::uint8_t { f64, f32, f16, bf16, fp8_e4m3fn, fp8_e5m2, int8 };
+
+/// Rounding of a real to a format: to nearest with ties to even (IEEE's default and
+/// every FP8 hardware conversion), to nearest with ties away from zero (C's round(),
+/// some int8 kernels), toward zero (truncation).
+enum class Rounding : std::uint8_t { nearest_even, nearest_away, toward_zero };
 
 /// Parameters of a binary floating-point format.
-/// `precision`: significand bits including the hidden one (53, 24, 11, 8).
+/// `precision`: significand bits including the hidden one (53, 24, 11, 8; 4 and 3 for
+/// fp8_e4m3fn and fp8_e5m2; int8: 8, with min_exp = max_exp = 8 so that its quantum
+/// is always 2^0 = 1).
 /// `min_exp`: exponent e of the smallest normal number 2^(e-1) in the frexp
 /// convention (x = m * 2^e, m in [0.5, 1)); `max_finite`: largest finite value.
 struct FormatInfo {
@@ -39,11 +63,21 @@ struct FormatInfo {
 /// Static description of `t` (IEEE 754 table 3.5; bfloat16: 8 exponent bits, 7 fraction bits).
 const FormatInfo& format_info(DType t) noexcept;
 
-/// "f64" | "f32" | "f16" | "bf16".
+/// "f64" | "f32" | "f16" | "bf16" | "fp8_e4m3fn" | "fp8_e5m2" | "int8".
 std::string_view dtype_name(DType t) noexcept;
 /// Parses a dtype name; also accepts the aliases float64/double, float32/float,
-/// float16/half, bfloat16. Returns nullopt for anything else.
+/// float16/half, bfloat16, float8_e4m3fn, float8_e5m2 (PyTorch's, ml_dtypes' names) and
+/// i8. Returns nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view s) noexcept;
+/// All dtype names, for messages: "f64 | f32 | ... | int8".
+std::string dtype_choices();
+/// The 8-bit formats of quantized outputs (fp8_e4m3fn, fp8_e5m2, int8): their outputs are
+/// judged in quantization steps (checks/metrics.cpp), and no kernel accumulates in them.
+bool is_quantized(DType t) noexcept;
+/// Whether the format has infinities (every float format but fp8_e4m3fn; not int8).
+bool has_inf(DType t) noexcept;
+/// Whether the format has NaN (every float format; not int8).
+bool has_nan(DType t) noexcept;
 
 /// Unit roundoff u = 2^-p of the format (half an ULP of 1): 2^-53 for f64, 2^-24 for f32,
 /// 2^-11 for f16, 2^-8 for bf16.
@@ -55,33 +89,86 @@ double unit_roundoff(DType t) noexcept;
 /// underflow; values at or beyond max_finite + ulp/2 become +-inf; NaN stays NaN.
 /// The current rounding mode of `Real` must be round-to-nearest-even (the default of
 /// both IEEE doubles and MPFR). Source: IEEE 754-2019 4.3.1 (roundTiesToEven), 7.4.
+/// Rounds `x` (any real number type with frexp/ldexp/trunc/isnan/isinf found by ADL
+/// or std) once, in rounding mode `mode`, to the format `t`, and returns the result as a
+/// double (exact: every value of every format here is a double). Float formats: gradual
+/// underflow; a result beyond max_finite is +-inf, or NaN for fp8_e4m3fn (no infinity),
+/// and so is an infinite x; NaN stays NaN. int8: the nearest integer per `mode`,
+/// saturated to [-128, 127] (+-inf too); NaN stays NaN here (Tensor::set stores 0), and a
+/// zero is +0 (int8 has no -0). Independent of Real's own rounding mode: the integer part is
+/// truncated and the remainder compared with one half exactly. Source: IEEE 754-2019 4.3,
+/// 7.4; OFP8 rev. 1.0 5.3.
 template <class Real>
-double round_to(DType t, const Real& x) {
-  using std::frexp; using std::ldexp; using std::rint; using std::isnan; using std::isinf;
+double round_to(DType t, const Real& x, Rounding mode) {
+  using std::frexp; using std::ldexp; using std::trunc; using std::isnan; using std::isinf;
   if (isnan(x)) return std::numeric_limits<double>::quiet_NaN();
-  if (isinf(x)) return x > 0 ? HUGE_VAL : -HUGE_VAL;
-  if (x == 0) return x < 0 || std::signbit(static_cast<double>(x)) ? -0.0 : 0.0;
+  if (t == DType::int8) {
+    if (isinf(x)) return x > 0 ? 127.0 : -128.0;
+    if (x >= Real(127)) return 127.0;
+    if (x <= Real(-128)) return -128.0;
+  } else if (isinf(x)) {
+    if (t == DType::fp8_e4m3fn) return std::numeric_limits<double>::quiet_NaN();
+    return x > 0 ? HUGE_VAL : -HUGE_VAL;
+  }
+  if (x == 0) return t != DType::int8 && (x < 0 || std::signbit(static_cast<double>(x))) ? -0.0 : 0.0;
   const FormatInfo& f = format_info(t);
   int e = 0;
   (void)frexp(x, &e);  // x = m 2^e, |m| in [0.5,1)
   // Quantum exponent: ULP = 2^(q) with q = e - p for normals, fixed below min_exp.
   const int q = (e < f.min_exp ? f.min_exp : e) - f.precision;
   Real scaled = ldexp(x, -q);  // exact: a power-of-two scaling
-  Real n = rint(scaled);       // round to integer, ties to even
+  // Round to an integer from the exact remainder: trunc, then one step away from zero when
+  // the remainder exceeds one half, or equals it and the mode says so (ties away; ties to
+  // even when the truncation is odd). Not rint(): Boost.Multiprecision's rint on MPFR
+  // numbers rounds ties away from zero (rint(mpfr 0.5) = 1), which is not IEEE's rint.
+  Real n = trunc(scaled);
+  if (mode != Rounding::toward_zero) {
+    const Real frac = scaled - n;  // exact: |scaled| < 2^(p+1), so the remainder fits
+    const Real af = frac < 0 ? Real(-frac) : frac;
+    const bool odd = std::fmod(static_cast<double>(n), 2.0) != 0;  // n is an integer below 2^54: exact
+    if (af > Real(0.5) || (af == Real(0.5) && (mode == Rounding::nearest_away || odd))) n += frac < 0 ? -1 : 1;
+  }
   double r = std::ldexp(static_cast<double>(n), q);  // n has <= p+1 bits: exact
-  if (std::fabs(r) > f.max_finite) return r > 0 ? HUGE_VAL : -HUGE_VAL;
+  if (t == DType::int8) return r == 0.0 ? 0.0 : r;  // |x| < 127 here: no saturation left
+  if (std::fabs(r) > f.max_finite) {
+    if (t == DType::fp8_e4m3fn) return std::numeric_limits<double>::quiet_NaN();
+    return r > 0 ? HUGE_VAL : -HUGE_VAL;
+  }
   if (r == 0.0) return x < 0 ? -0.0 : 0.0;
   return r;
 }
 
+/// Rounds `x` once, to nearest-even, to the format `t` (round_to above with
+/// Rounding::nearest_even): subnormals by gradual underflow; values at or beyond
+/// max_finite + ulp/2 become +-inf (NaN for fp8_e4m3fn); NaN stays NaN; int8 saturates.
+template <class Real>
+double round_to(DType t, const Real& x) {
+  return round_to(t, x, Rounding::nearest_even);
+}
+
+/// The saturating conversion (OFP8 5.3.2, CUDA __NV_SATFINITE): x clamped to
+/// [-max_finite, max_finite] ([-128, 127] for int8), +-inf included, then rounded per
+/// `mode`. NaN stays NaN. Clamping first is exact (the bounds are values of the format),
+/// so this equals the clamp of the non-saturating result wherever that one is finite.
+template <class Real>
+double round_to_saturating(DType t, const Real& x, Rounding mode = Rounding::nearest_even) {
+  using std::isnan;
+  if (isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double hi = t == DType::int8 ? 127.0 : format_info(t).max_finite, lo = t == DType::int8 ? -128.0 : -hi;
+  if (x >= Real(hi)) return hi;
+  if (x <= Real(lo)) return lo;
+  return round_to(t, x, mode);
+}
+
 /// ULP of the format at `r` (the spacing of the format's values at |r|): 2^(e-p) for
 /// |r| in [2^(e-1), 2^e), the subnormal spacing below the normal range, the ULP of
-/// max_finite for |r| beyond it. Returns NaN for NaN.
+/// max_finite for |r| beyond it; 1 (one quantization step) for int8. Returns NaN for NaN.
 double ulp(DType t, double r) noexcept;
 /// Long-double overload for metrics computed against an exact value.
 long double ulp(DType t, long double r) noexcept;
 
-/// Whether the double `v` is exactly a value of format `t` (NaN and +-inf included).
+/// Whether the double `v` is exactly a value of format `t` (NaN and +-inf included where
+/// the format has them: not +-inf for fp8_e4m3fn; neither, nor -0, for int8).
 bool representable(DType t, double v) noexcept;
 
 namespace detail {
@@ -96,6 +183,11 @@ float half_bits_to_float(std::uint16_t h) noexcept;
 /// binary32 -> binary16 / bfloat16, correctly rounded (RNE), by bit manipulation.
 std::uint16_t float_to_half_bits(float v) noexcept;
 std::uint16_t float_to_bf16_bits(float v) noexcept;
+/// OCP FP8 bits <-> double (t = fp8_e4m3fn or fp8_e5m2). to: exact (by table);
+/// from: round_to(t, v) (RNE, non-saturating: NaN 0x7f / 0x7e with v's sign when out of
+/// range for e4m3fn / NaN), then the encoding.
+double fp8_bits_to_double(DType t, std::uint8_t b) noexcept;
+std::uint8_t double_to_fp8_bits(DType t, double v) noexcept;
 inline float bf16_bits_to_float(std::uint16_t h) noexcept {
   std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
   float f;

@@ -43,6 +43,9 @@ double Tensor::get(std::int64_t i) const noexcept {
     case DType::f32: return as<float>()[i];
     case DType::f16: return detail::half_bits_to_double(as<std::uint16_t>()[i]);
     case DType::bf16: return detail::bf16_bits_to_double(as<std::uint16_t>()[i]);
+    case DType::fp8_e4m3fn:
+    case DType::fp8_e5m2: return detail::fp8_bits_to_double(dtype_, as<std::uint8_t>()[i]);
+    case DType::int8: return as<std::int8_t>()[i];
   }
   return 0;
 }
@@ -53,6 +56,9 @@ void Tensor::set(std::int64_t i, double v) noexcept {
     case DType::f32: as<float>()[i] = static_cast<float>(v); break;  // IEEE cast is RNE
     case DType::f16: as<std::uint16_t>()[i] = detail::double_to_half_bits(v); break;
     case DType::bf16: as<std::uint16_t>()[i] = detail::double_to_bf16_bits(v); break;
+    case DType::fp8_e4m3fn:
+    case DType::fp8_e5m2: as<std::uint8_t>()[i] = detail::double_to_fp8_bits(dtype_, v); break;
+    case DType::int8: as<std::int8_t>()[i] = std::isnan(v) ? std::int8_t{0} : static_cast<std::int8_t>(round_to(DType::int8, v)); break;
   }
 }
 

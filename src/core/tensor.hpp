@@ -22,9 +22,10 @@ std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i);
 
 /// Dense row-major tensor: `dtype`, `shape` and numel * bytes(dtype) bytes of storage.
 /// Values are stored in their format (binary16 bits for f16, the upper half of a binary32
-/// for bf16), so a kernel sees exactly what a device buffer holds. get()/set() convert
-/// through double, which holds every value of every format exactly; set() rounds once
-/// (RNE, subnormals, overflow to inf).
+/// for bf16, the OFP8 byte for fp8_*, int8_t for int8), so a kernel sees exactly what a
+/// device buffer holds. get()/set() convert through double, which holds every value of
+/// every format exactly; set() rounds once (RNE, subnormals, overflow to inf; fp8_e4m3fn:
+/// NaN; int8: saturated, NaN stored as 0) (core/dtype.hpp round_to).
 class Tensor {
  public:
   Tensor() = default;
@@ -55,8 +56,9 @@ class Tensor {
   template <class T> const T* as() const noexcept { return reinterpret_cast<const T*>(bytes_.data()); }
   std::size_t nbytes() const noexcept { return bytes_.size(); }
 
-  /// Fills every element with a signalling bit pattern (0xFF bytes: NaN in all formats),
-  /// so that an element a kernel never writes is visible.
+  /// Fills every element with a signalling bit pattern (0xFF bytes: NaN in all float
+  /// formats; -1 in int8, which has no NaN), so that an element a kernel never writes is
+  /// visible.
   void poison() noexcept { std::memset(bytes_.data(), 0xff, bytes_.size()); }
 
  private:

@@ -305,12 +305,15 @@ Tensor read_npy_from(Source& src, const NpyReadOptions& opt) {
   const std::string& d = h.descr;
   const bool le = d.size() == 3 && (d[0] == '<' || d[0] == '=' || d[0] == '|') && d[1] == 'f';
   DType dt;
+  const bool i1 = d == "|i1" || d == "<i1" || d == "=i1";
   if (le && d[2] == '8') dt = DType::f64;
   else if (le && d[2] == '4') dt = DType::f32;
   else if (le && d[2] == '2') dt = DType::f16;
+  else if (i1) dt = DType::int8;
   else
     throw DumpError(path, 0, "descr",
-                    fmt::format("unsupported npy dtype '{}' (expected '<f8', '<f4' or '<f2'; bf16 goes in .safetensors)", excerpt(d)));
+                    fmt::format("unsupported npy dtype '{}' (expected '<f8', '<f4', '<f2' or '|i1'; bf16 goes in .safetensors)",
+                                excerpt(d)));
   const std::size_t eb = format_info(dt).bytes;
   const std::int64_t n = checked_count(h.shape, opt.max_elements, path, "shape");
   const std::uint64_t want = static_cast<std::uint64_t>(n) * eb, have = size - data_at;
@@ -375,6 +378,9 @@ std::optional<DType> st_dtype(const std::string& s) {
   if (s == "F32") return DType::f32;
   if (s == "F16") return DType::f16;
   if (s == "BF16") return DType::bf16;
+  if (s == "F8_E4M3") return DType::fp8_e4m3fn;  // the safetensors names
+  if (s == "F8_E5M2") return DType::fp8_e5m2;
+  if (s == "I8") return DType::int8;
   return std::nullopt;
 }
 
@@ -384,6 +390,9 @@ std::string st_name(DType t) {
     case DType::f32: return "F32";
     case DType::f16: return "F16";
     case DType::bf16: return "BF16";
+    case DType::fp8_e4m3fn: return "F8_E4M3";
+    case DType::fp8_e5m2: return "F8_E5M2";
+    case DType::int8: return "I8";
   }
   return "?";
 }
@@ -497,11 +506,15 @@ std::string npy_bytes(const Tensor& t, NpyBf16 bf16, const std::string& name) {
     case DType::f32: descr = "<f4"; break;
     case DType::f16: descr = "<f2"; break;
     case DType::bf16:
-      if (bf16 == NpyBf16::refuse) throw DumpError(name, 0, "descr", "numpy has no bfloat16: write .safetensors");
-      descr = "<f4";
+    case DType::fp8_e4m3fn:
+    case DType::fp8_e5m2:
+      if (bf16 == NpyBf16::refuse)
+        throw DumpError(name, 0, "descr", fmt::format("numpy has no {}: write .safetensors", dtype_name(t.dtype())));
+      descr = "<f4";  // exact: every bf16 and fp8 value is a binary32 value
       f32 = t.cast(DType::f32);
       src = &f32;
       break;
+    case DType::int8: descr = "|i1"; break;
   }
   // "()", "(3,)", "(2, 3)": a Python tuple literal.
   std::string shape = fmt::format("{}", fmt::join(t.shape(), ", "));

@@ -80,15 +80,15 @@ Tensor read_npy(const std::string& path, const NpyReadOptions& opt = {});
 /// errors. The fuzzing harnesses and the tests use it.
 Tensor parse_npy(std::string_view bytes, const std::string& name, const NpyReadOptions& opt = {});
 
-/// What write_npy does with a bf16 tensor, which NumPy has no dtype for.
+/// What write_npy does with a bf16 or fp8 tensor, which NumPy has no dtype for.
 enum class NpyBf16 {
   refuse,  ///< DumpError (field "descr"): write .safetensors instead
-  as_f32,  ///< '<f4' holding the same values (exact: every bf16 value is a binary32 value)
+  as_f32,  ///< '<f4' holding the same values (exact: every bf16 and fp8 value is a binary32 value)
 };
 
 /// The bytes of `t` as a .npy file: version 1.0 (2.0 if the header exceeds 65535 bytes),
-/// C order, f64 as '<f8', f32 as '<f4', f16 as '<f2' (NumPy's float16, bit for bit), bf16
-/// per `bf16`; the data starts at a multiple of 64 bytes; 1-d shapes are tuples "(n,)".
+/// C order, f64 as '<f8', f32 as '<f4', f16 as '<f2' (NumPy's float16, bit for bit), int8
+/// as '|i1', bf16 and fp8 per `bf16`; the data starts at a multiple of 64 bytes; 1-d shapes are tuples "(n,)".
 std::string npy_bytes(const Tensor& t, NpyBf16 bf16 = NpyBf16::refuse, const std::string& name = "<memory>");
 
 /// Writes npy_bytes(t, bf16) to `path`. Throws DumpError ("descr" for a refused bf16,

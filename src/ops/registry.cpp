@@ -16,7 +16,11 @@
   X(ada_layer_norm)      \
   X(ada_rms_norm)        \
   X(qk_norm)             \
-  X(dyt)
+  X(dyt)                 \
+  X(fused_add_rms_norm)  \
+  X(fused_add_layer_norm)\
+  X(rms_norm_quant)      \
+  X(layer_norm_quant)
 // clang-format on
 
 namespace normcheck {

@@ -55,7 +55,7 @@ const ConventionKey kAcc{"acc_dtype", "accumulation dtype of a conforming kernel
                          [](const FieldSource& s, Convention& c) {
                            const std::string v = s.text("acc_dtype");
                            auto d = parse_dtype(v);
-                           if (!d) s.fail("acc_dtype", fmt::format("unknown dtype '{}' (f64 | f32 | f16 | bf16)", v));
+                           if (!d || is_quantized(*d)) s.fail("acc_dtype", fmt::format("unknown dtype '{}' (f64 | f32 | f16 | bf16)", v));
                            c.acc_dtype = *d;
                          },
                          [](const Convention& c) -> ConventionValue { return std::string(dtype_name(c.acc_dtype)); }};

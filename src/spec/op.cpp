@@ -76,6 +76,11 @@ void check(const Problem& p) {
     throw SpecError("convention.eps", fmt::format("eps must be finite and >= 0, got {}", c.eps));
   if (!p.input(std::string(d.primary_input)))
     throw SpecError(fmt::format("inputs.{}", d.primary_input), fmt::format("input {} is required", d.primary_input));
+  if (is_quantized(p.out_dtype) && !d.quantized_out)
+    throw SpecError("out_dtype", fmt::format("{} has no quantized output: out_dtype {} needs a quantizing op (rms_norm_quant, "
+                                             "layer_norm_quant)", d.name, dtype_name(p.out_dtype)));
+  if (is_quantized(c.acc_dtype))
+    throw SpecError("convention.acc_dtype", fmt::format("no kernel accumulates in {}", dtype_name(c.acc_dtype)));
   // dy iff backward, with the shape of y (= the shape of x for every op with a backward).
   const Tensor* dy = p.input("dy");
   if (c.direction == Direction::forward) {
@@ -99,8 +104,27 @@ ValidProblem validate(Problem p) {
 
 std::map<std::string, Shape> output_shapes(const Problem& p) {
   const OpDef& d = p.op.def();
-  return p.conv.direction == Direction::backward ? d.backward_outputs(p) : d.outputs(p);
+  if (p.conv.direction == Direction::backward) return d.backward_outputs(p);
+  auto o = d.outputs(p);
+  if (d.optional_outputs) o.merge(d.optional_outputs(p));
+  return o;
 }
+
+bool is_optional_output(const Problem& p, const std::string& name) {
+  const OpDef& d = p.op.def();
+  return p.conv.direction == Direction::forward && d.optional_outputs && d.optional_outputs(p).count(name) != 0;
+}
+
+DType output_dtype(const Problem& p, const std::string& name) {
+  const OpDef& d = p.op.def();
+  if (p.conv.direction == Direction::forward && d.output_dtypes) {
+    const auto m = d.output_dtypes(p);
+    if (auto it = m.find(name); it != m.end()) return it->second;
+  }
+  return p.out_dtype;
+}
+
+DType saved_stat_dtype(const Problem& p) { return p.conv.acc_dtype == DType::f64 ? DType::f64 : DType::f32; }
 
 std::string primary_output(const Problem& p) { return p.conv.direction == Direction::backward ? "dx" : "y"; }
 

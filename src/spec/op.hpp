@@ -63,6 +63,19 @@ enum class Affine { none, gamma, gamma_beta, one_plus_w };
 /// g q^.k^ with the learned scalar g (input "g").
 enum class QkForm { rms, l2 };
 
+/// fused_add_* (and *_quant with a residual): the value the norm reads, h = x + residual
+/// (+ bias) rounded to h's dtype (rounded) or the unrounded sum (unrounded).
+enum class NormInput { rounded, unrounded };
+
+/// *_quant: a static per-tensor scale given as input "scale" [1] (static_per_tensor), or a
+/// scale per row computed by the kernel from max|y| and returned as output "scale" [rows]
+/// (dynamic_per_token).
+enum class QuantScale { dynamic_per_token, static_per_tensor };
+
+/// *_quant: how the scale enters: y_q = Q(y / scale) (divisor; dequantization y ~ y_q *
+/// scale) or y_q = Q(y * scale) (multiplier: the scale is the reciprocal).
+enum class ScaleForm { divisor, multiplier };
+
 /// Which pass of the op a Problem asks for: forward: the outputs of the op ("y", ...);
 /// backward: the gradients of a scalar loss L with respect to the inputs, given dy = dL/dy
 /// (input "dy", the shape of y): "dx", and the parameters' gradients the op defines.
@@ -127,6 +140,21 @@ struct Convention {
   bool gated = false;
   // qk_norm: rms or l2 form (QkForm).
   QkForm qk_form = QkForm::rms;
+  // fused_add_layer_norm, fused_add_rms_norm, and the *_quant ops given a residual: whether
+  // the norm reads h = x + residual (+ bias) rounded to h's dtype (the residual's dtype), as
+  // most engines do (NormInput::rounded), or the unrounded sum (NormInput::unrounded).
+  NormInput norm_input = NormInput::rounded;
+  // layer_norm_quant, rms_norm_quant: y_q = Q(y / scale) into out_dtype (fp8_e4m3fn,
+  // fp8_e5m2, int8), y the norm's output after the affine, Q the rounding `rounding` and,
+  // with `saturate`, the clamp to +-max (int8: [-128, 127]); without it an out-of-range
+  // value becomes what the format makes of it (e5m2: +-inf, e4m3fn: NaN).
+  QuantScale quant_scale = QuantScale::dynamic_per_token;
+  ScaleForm scale_form = ScaleForm::divisor;
+  bool saturate = true;
+  Rounding rounding = Rounding::nearest_even;
+  // dynamic_per_token: scale = max(max_j |y_j| / qmax, scale_floor) per row (divisor form;
+  // the multiplier form outputs its reciprocal). >= 0; 0: no floor (an all-zero row: 0/0).
+  double scale_floor = 0;
 };
 
 /// One evaluation of an op: op + convention + named inputs + output dtype. The inputs an op
@@ -178,8 +206,17 @@ ValidProblem validate(Problem p);
 /// Throws SpecError unless validate() accepts p (for checks that keep their Problem).
 void check(const Problem& p);
 
-/// Every output a problem defines, by name, with its shape (the op's rules per direction).
+/// Every output a problem defines, by name, with its shape (the op's rules per direction),
+/// the optional ones (saved statistics) included.
 std::map<std::string, Shape> output_shapes(const Problem& p);
+/// Whether output `name` is optional (OpDef::optional_outputs): a backend may leave it out.
+bool is_optional_output(const Problem& p, const std::string& name);
+/// The dtype of output `name`: the op's output_dtypes rule, else the problem's out_dtype.
+DType output_dtype(const Problem& p, const std::string& name);
+/// The dtype of saved statistics (mean, rstd: optional outputs of layer_norm, rms_norm,
+/// group_norm, instance_norm, batch_norm): binary64 when the accumulation is, else binary32
+/// (what CUDA kernels and oneDNN keep them in: the accumulation type, never the data's).
+DType saved_stat_dtype(const Problem& p);
 /// The output that stands for "the" result of a problem: "y" (forward) or "dx" (backward).
 /// expect.values, properties without `outputs`, and dumps use it.
 std::string primary_output(const Problem& p);

@@ -45,12 +45,25 @@ struct OpDef {
   /// The op's own rules on inputs, shapes and parameters, in either direction (the common
   /// rules, eps and dy, are validate()'s); throws SpecError naming the field.
   void (*validate)(const Problem&) = nullptr;
-  /// The forward outputs and their shapes.
+  /// The forward outputs every backend must return, and their shapes.
   std::map<std::string, Shape> (*outputs)(const Problem&) = nullptr;
+  /// Optional forward outputs (saved statistics "mean", "rstd") and their shapes, or null:
+  /// the reference produces them; a backend may return them, and then they are measured
+  /// and gated like any output, or not, and then the gate reports them as not returned.
+  std::map<std::string, Shape> (*optional_outputs)(const Problem&) = nullptr;
+  /// The dtypes of the forward outputs that are not out_dtype (a residual stream in its own
+  /// dtype, a dequantization scale in f32, saved statistics in binary32/64), or null.
+  std::map<std::string, DType> (*output_dtypes)(const Problem&) = nullptr;
+  /// Whether out_dtype may be an 8-bit quantized format (core/dtype.hpp is_quantized):
+  /// only ops that define the quantization (scale, saturation, rounding) accept one.
+  bool quantized_out = false;
   /// The normalization groups of x (structural checks).
   ReductionLayout (*groups)(const Problem&) = nullptr;
   /// Budget row (checks/budget.cpp): the number m of values each statistic reduces.
   std::int64_t (*group_size)(const Problem&) = nullptr;
+  /// Budget row: roundings on the forward path beyond the norm's 8 (a fused residual add,
+  /// a quantization scale), each a relative perturbation <= u of a quantity c_i bounds.
+  int extra_roundings = 0;
 
   /// Backward: the gradients' names and shapes (dx first), or null when the op has none.
   std::map<std::string, Shape> (*backward_outputs)(const Problem&) = nullptr;

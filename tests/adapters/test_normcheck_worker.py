@@ -207,8 +207,25 @@ def test_exact():
         pass
 
 
+def test_write_8bit():
+    """The 8-bit outputs of issue 16 travel as normcheck reads them: fp8 values as float32
+    ('<f4', the reply naming the dtype), int8 as '|i1'; a request's int8 input loads as int8."""
+    import json
+    import tempfile
+    from normcheck_worker import _write, load_inputs
+    with tempfile.TemporaryDirectory() as d:
+        p8, pi, pin = (os.path.join(d, n) for n in ("y8.npy", "yi.npy", "x.npy"))
+        _write(p8, np.array([448.0, -0.5], np.float64), "fp8_e4m3fn")
+        _write(pi, np.array([127.0, -128.0]), "int8")
+        check(np.load(p8).dtype == np.float32 and np.load(p8)[0] == 448.0, "fp8 values written as float32")
+        check(np.load(pi).dtype == np.int8 and list(np.load(pi)) == [127, -128], "int8 written as int8")
+        np.save(pin, np.array([1, -2], np.int8))
+        got = load_inputs(json.loads(json.dumps({"inputs": {"x": {"path": pin}}})))
+        check(got["x"][1] == "int8", "an int8 .npy loads as int8")
+
+
 if __name__ == "__main__":
-    for t in (test_edges, test_random_float32, test_random_float64, test_exact):
+    for t in (test_edges, test_random_float32, test_random_float64, test_exact, test_write_8bit):
         t()
     if failures:
         print(f"{len(failures)} checks failed")

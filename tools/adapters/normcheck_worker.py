@@ -16,10 +16,16 @@ answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
          | {"id": 7, "skip": "reason"}      (the convention cannot be expressed: SKIPPED)
          | {"id": 7, "error": "message"}    (the framework failed: ERROR)
 
-Every request carries every family's convention fields (momentum "none" is null); batch_norm
+Every request carries the op's convention fields (momentum "none" is null); batch_norm
 with running stats asks for "running_mean" and "running_var" outputs beside "y".
-Tensors are .npy files: f64, f32 and f16 as float64/float32/float16; bf16 as float32
-holding bfloat16 values, with "dtype": "bf16" beside the path (NumPy has no bfloat16).
+Each output names its own dtype: h (fused_add_*) has the residual's, a quantized y
+(rms_norm_quant, layer_norm_quant) out_dtype fp8_e4m3fn, fp8_e5m2 or int8, their scale f32.
+Outputs marked "optional": true (the saved statistics "mean" and "rstd" of layer_norm,
+rms_norm, group_norm, instance_norm, batch_norm) may be left out of the reply; normcheck then
+reports them as not returned, and measures and gates them when they are there.
+Tensors are .npy files: f64, f32 and f16 as float64/float32/float16; bf16, fp8_e4m3fn and
+fp8_e5m2 as float32 holding values of that format, with "dtype" beside the path (NumPy has
+no bfloat16 or float8); int8 as int8 ('|i1').
 Only protocol lines may go to stdout: serve() points sys.stdout at stderr, so prints and
 library warnings cannot corrupt the stream.
 
@@ -48,7 +54,7 @@ def load_inputs(req):
     for name, spec in req["inputs"].items():
         a = np.load(spec["path"], allow_pickle=False)
         out[name] = (a, spec.get("dtype", {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
-                                             np.dtype(np.float16): "f16"}[a.dtype]))
+                                             np.dtype(np.float16): "f16", np.dtype(np.int8): "int8"}[a.dtype]))
     return out
 
 
@@ -136,8 +142,10 @@ def one_plus(w, dtype_name, what):
 
 def _write(path, array, dtype_name):
     a = np.ascontiguousarray(array)
-    if dtype_name == "bf16":
-        a = a.astype(np.float32)  # bf16 values are float32 values: exact
+    if dtype_name in ("bf16", "fp8_e4m3fn", "fp8_e5m2"):
+        a = a.astype(np.float32)  # bf16 and fp8 values are float32 values: exact
+    elif dtype_name == "int8":
+        a = a.astype(np.int8)  # the adapter returns int8 values (as integers of any type)
     np.save(path, a, allow_pickle=False)
 
 

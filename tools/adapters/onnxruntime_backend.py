@@ -23,6 +23,14 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   would resolve it, so f64 problems whose eps is not a binary32 value are SKIPPED.
 - Y has X's type: out_dtype must equal x's dtype. bf16 travels through exact Cast nodes
   (float32 <-> bfloat16) because NumPy has no bfloat16.
+- layer_norm's saved statistics (optional outputs mean, rstd): LayerNormalization's Mean and
+  InvStdDev outputs, in the stash type. The other operators have no such outputs.
+- fused_add_layer_norm -> SkipLayerNormalization, fused_add_rms_norm ->
+  SkipSimplifiedLayerNormalization (com.microsoft, ONNX Runtime's contrib operators): skip =
+  residual (of x's type, else SKIPPED), gamma, beta (LayerNorm only), bias; y = output, h =
+  input_skip_bias_sum. Last-axis normalization, float accumulation.
+- rms_norm_quant, layer_norm_quant are not wired (SKIPPED): ONNX would need a graph of the
+  norm, a per-row ReduceMax and QuantizeLinear, not one operator under test.
 """
 
 import os
@@ -57,9 +65,12 @@ def _has_op(op, version):
         return False
 
 
-def _session(key, nodes, in_names, out_names, dtype, opset):
+def _session(key, nodes, in_names, out_names, dtype, opset, out_types=None, domains=()):
     """A cached InferenceSession of the graph `nodes`. bf16 graphs take and give float32 and
-    cast at the edges (exact both ways for bf16 values)."""
+    cast at the edges (exact both ways for bf16 values). out_types: ONNX types of outputs that
+    do not have x's type (saved statistics in the stash type); domains: further opset imports
+    as (domain, version), e.g. ("com.microsoft", 1) for ONNX Runtime's contrib operators."""
+    out_types = out_types or {}
     if key in _sessions:
         return _sessions[key]
     t = ONNX_TYPE[dtype]
@@ -75,13 +86,13 @@ def _session(key, nodes, in_names, out_names, dtype, opset):
     for n in out_names:
         if dtype == "bf16":
             nodes.append(helper.make_node("Cast", [n], [n + "_f32"], to=TensorProto.FLOAT))
-            outs.append(helper.make_tensor_value_info(n + "_f32", io_t, None))
+            outs.append(helper.make_tensor_value_info(n + "_f32", TensorProto.FLOAT, None))
         else:
-            outs.append(helper.make_tensor_value_info(n, io_t, None))
+            outs.append(helper.make_tensor_value_info(n, out_types.get(n, io_t), None))
     graph = helper.make_graph(nodes, "normcheck", ins, outs)
-    opsets = [helper.make_opsetid("", opset)]
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domains]
     model = helper.make_model(graph, opset_imports=opsets)
-    model.ir_version = helper.find_min_ir_version_for(opsets)
+    model.ir_version = helper.find_min_ir_version_for(opsets[:1])  # the contrib domains have no IR table
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.log_severity_level = 3
@@ -158,13 +169,24 @@ def layer_norm(req, inputs):
     eps = _epsilon(c, req["out_dtype"])
     affine = c.get("affine", "none")
     names = ["X", "Scale"] + (["B"] if affine == "gamma_beta" else [])
-    node = helper.make_node("LayerNormalization", names, ["Y"], axis=-len(ns), epsilon=eps, stash_type=STASH[acc])
-    key = ("ln", dt, x.shape, ns, eps, acc, affine)
-    sess = _session(key, [node], names, ["Y"], dt, 17)
+    # The saved statistics, when asked: LayerNormalization's optional outputs Mean and
+    # InvStdDev (in the stash type), shape [rows..., 1...], reshaped to normcheck's [rows].
+    stats = "mean" in req["outputs"] or "rstd" in req["outputs"]
+    outs = ["Y", "Mean", "InvStdDev"] if stats else ["Y"]
+    node = helper.make_node("LayerNormalization", names, outs, axis=-len(ns), epsilon=eps, stash_type=STASH[acc])
+    key = ("ln", dt, x.shape, ns, eps, acc, affine, stats)
+    sess = _session(key, [node], names, outs, dt, 17, out_types={"Mean": STASH[acc], "InvStdDev": STASH[acc]})
     feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, ns, affine)}
     if affine == "gamma_beta":
         feeds["B"] = _param(inputs, "beta", dt, ns, affine)
-    return {"y": (_run(sess, feeds, dt)[0], dt)}
+    r = _run(sess, feeds, dt)
+    res = {"y": (r[0], dt)}
+    if stats:
+        for name, a in (("mean", r[1]), ("rstd", r[2])):
+            if name in req["outputs"]:
+                spec = req["outputs"][name]
+                res[name] = (np.asarray(a).astype(NUMPY[spec["dtype"]]).reshape(spec["shape"]), spec["dtype"])
+    return res
 
 
 def rms_norm(req, inputs):
@@ -262,8 +284,54 @@ def batch_norm(req, inputs):
     return out
 
 
+def fused_add(req, inputs, centered):
+    """fused_add_layer_norm -> SkipLayerNormalization, fused_add_rms_norm ->
+    SkipSimplifiedLayerNormalization (com.microsoft contrib operators): input = x, skip =
+    residual, gamma, beta (LayerNorm only), bias; outputs output (y) and input_skip_bias_sum
+    (h). Which value the norm reads is ONNX Runtime's own choice, under test: the adapter
+    runs both norm_input conventions alike."""
+    op = "SkipLayerNormalization" if centered else "SkipSimplifiedLayerNormalization"
+    c, dt = _common(req, inputs, op)
+    rdt = inputs["residual"][1]
+    if rdt != dt:
+        raise Skip(f"onnxruntime: {op} takes skip in the input's type T; residual {rdt} != x {dt}")
+    acc = c.get("acc_dtype", "f32")
+    if acc != "f32":
+        raise Skip(f"onnxruntime: {op} accumulates in float; the case expects {acc}")
+    affine = c.get("affine", "none")
+    if affine == "gamma_beta" and not centered:
+        raise Skip(f"onnxruntime: {op} has no beta input (affine gamma_beta not expressible)")
+    x = _x(inputs, dt)
+    ns = tuple(c["normalized_shape"])
+    if len(ns) != 1:
+        raise Skip(f"onnxruntime: {op} normalizes the last axis only; normalized_shape {list(ns)}")
+    eps = _epsilon(c, req["out_dtype"])
+    has_bias = "bias" in inputs
+    names = ["X", "Skip", "Gamma"]
+    feeds = {"X": x, "Skip": exact(inputs["residual"][0], dt, f"onnxruntime: residual in {dt}").astype(x.dtype),
+             "Gamma": _param(inputs, "gamma", dt, ns, affine)}
+    node_in = list(names)
+    if centered:
+        if affine == "gamma_beta":
+            names.append("Beta")
+            node_in.append("Beta")
+            feeds["Beta"] = _param(inputs, "beta", dt, ns, affine)
+        elif has_bias:
+            node_in.append("")  # beta absent, bias given
+    if has_bias:
+        names.append("Bias")
+        node_in.append("Bias")
+        feeds["Bias"] = exact(inputs["bias"][0], dt, f"onnxruntime: bias in {dt}").astype(x.dtype)
+    node = helper.make_node(op, node_in, ["Y", "", "", "H"], domain="com.microsoft", epsilon=eps)
+    key = (op, dt, x.shape, eps, affine, has_bias)
+    sess = _session(key, [node], names, ["Y", "H"], dt, 17, domains=[("com.microsoft", 1)])
+    y, h = _run(sess, feeds, dt)
+    return {"y": (y, dt), "h": (h, dt)}
+
+
 OPS = {"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm, "instance_norm": instance_norm,
-       "batch_norm": batch_norm}
+       "batch_norm": batch_norm, "fused_add_layer_norm": lambda r, i: fused_add(r, i, True),
+       "fused_add_rms_norm": lambda r, i: fused_add(r, i, False)}
 
 
 def evaluate(req, inputs):

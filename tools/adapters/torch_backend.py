@@ -17,6 +17,27 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   None (cumulative average) becomes 1 / (num_batches_tracked + 1) per training step, exactly
   what nn.BatchNorm does.
 - l2_normalize -> F.normalize(x, p=2, dim, eps): clamp_norm only.
+- Saved statistics (optional outputs "mean", "rstd", returned when asked): layer_norm from
+  torch.native_layer_norm, rms_norm from torch.ops.aten._fused_rms_norm, group_norm from
+  torch.native_group_norm, batch_norm (one call with batch statistics) from
+  torch.native_batch_norm's save_mean / save_invstd; y still comes from the F.* call above.
+  Returned only when PyTorch keeps them in the requested dtype (the accumulation type):
+  its CPU native_layer_norm keeps those of f16/bf16 data in f16/bf16 (layer_norm [1, 2, 3] in
+  bf16 saves rstd 1.2265625, sqrt(3/2) = 1.2247449), a convention of its own, so they are left
+  out (normcheck reports them as not returned). instance_norm's are not returned.
+- fused_add_rms_norm, fused_add_layer_norm (plain torch ops, the formulation inference
+  engines test against: vLLM's RMSNorm.forward_native): s = x.float() + residual.float()
+  (+ bias) in the accumulation type, h = s.to(residual's dtype), z = h (norm_input rounded)
+  or s (unrounded); RMS: z * rsqrt(mean(z^2) + eps), rounded to x's dtype, times gamma in
+  x's dtype (HF/vLLM: weight * n.to(dtype)); one_plus_w: (1 + w.float()) * n in float, then
+  rounded (GemmaRMSNorm); LN: F.layer_norm(z, ..., gamma.float(), beta.float()).to(x dtype).
+- rms_norm_quant, layer_norm_quant (vLLM's ref_rms_norm + ref_dynamic_per_token_quant /
+  static_scaled_fp8_quant references): y = the norm above in x's dtype (the reference rounds
+  it to x's dtype before quantizing); dynamic: s = max|y|.float() / qmax per row, clamped
+  below by scale_floor; v = y.float() / s (divisor) or y.float() * scale (multiplier);
+  saturate: v.clamp(min, max) first; fp8: v.to(torch.float8_e4m3fn / float8_e5m2); int8:
+  v.round() (half to even) then .to(torch.int8). rounding = nearest_away is SKIPPED (torch
+  has no half-away round). saturate = false is PyTorch's plain cast, whatever it does.
 - Affine none: weight None; gamma: weight only; gamma_beta: weight and bias; one_plus_w:
   weight = 1 + gamma when every 1 + gamma is a value of the dtype (identical numerics),
   else SKIPPED. Parameters must be values of x's dtype (PyTorch wants one dtype).
@@ -229,8 +250,188 @@ def l2_normalize(req, inputs):
     return {"y": out(call("F.normalize", F.normalize, x, 2.0, dim, float(c["eps"])), dt)}
 
 
-OPS = {"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm, "instance_norm": instance_norm,
-       "batch_norm": batch_norm, "l2_normalize": l2_normalize}
+def wanted(req, *names):
+    """Whether the request asks for any of these outputs (the optional saved statistics)."""
+    return any(n in req["outputs"] for n in names)
+
+
+def stat(res, t, req, name):
+    """Adds saved statistic `name` to res when PyTorch keeps it in the dtype the convention
+    names (the accumulation type, f32 or f64). PyTorch's CPU native_layer_norm keeps the mean
+    and rstd of f16/bf16 data in that dtype (a convention of its own, not a wrong value), so
+    those are not returned: normcheck reports them as not returned, not checked."""
+    spec = req["outputs"][name]
+    dt = spec["dtype"]
+    if t.dtype != TORCH[dt]:
+        return
+    res[name] = (t.detach().to("cpu").reshape(spec["shape"]).numpy(), dt)
+
+
+def layer_norm_with_stats(req, inputs):
+    res = layer_norm(req, inputs)
+    if wanted(req, "mean", "rstd"):
+        c = req["convention"]
+        dt = inputs["x"][1]
+        w, b = params(inputs, c, dt, "torch.native_layer_norm")
+        ns = list(c["normalized_shape"])
+        x = tensor(inputs["x"][0], dt, "x")
+        _, mean, rstd = call("torch.native_layer_norm", torch.native_layer_norm, x, ns, w.reshape(ns) if w is not None else None,
+                             b.reshape(ns) if b is not None else None, float(c["eps"]))
+        stat(res, mean, req, "mean")
+        stat(res, rstd, req, "rstd")
+    return res
+
+
+def rms_norm_with_stats(req, inputs):
+    res = rms_norm(req, inputs)
+    if wanted(req, "rstd") and hasattr(torch.ops.aten, "_fused_rms_norm"):
+        c = req["convention"]
+        dt = inputs["x"][1]
+        w, _ = params(inputs, c, dt, "F.rms_norm", bias_ok=False)
+        ns = list(c["normalized_shape"])
+        x = tensor(inputs["x"][0], dt, "x")
+        _, rstd = call("aten._fused_rms_norm", torch.ops.aten._fused_rms_norm, x, ns, w.reshape(ns) if w is not None else None,
+                       float(c["eps"]))
+        stat(res, rstd, req, "rstd")
+    return res
+
+
+def group_norm_with_stats(req, inputs):
+    res = group_norm(req, inputs)
+    if wanted(req, "mean", "rstd"):
+        c = req["convention"]
+        dt = inputs["x"][1]
+        w, b = params(inputs, c, dt, "torch.native_group_norm")
+        x = tensor(inputs["x"][0], dt, "x")
+        hw = int(np.prod(x.shape[2:])) if x.dim() > 2 else 1
+        _, mean, rstd = call("torch.native_group_norm", torch.native_group_norm, x, w, b, x.shape[0], x.shape[1], hw,
+                             int(c["num_groups"]), float(c["eps"]))
+        stat(res, mean, req, "mean")
+        stat(res, rstd, req, "rstd")
+    return res
+
+
+def batch_norm_with_stats(req, inputs):
+    res = batch_norm(req, inputs)
+    if wanted(req, "mean", "rstd"):  # asked only for one call with batch statistics
+        c = req["convention"]
+        dt = inputs["x"][1]
+        w, b = params(inputs, c, dt, "torch.native_batch_norm")
+        x = tensor(inputs["x"][0], dt, "x")
+        _, mean, invstd = call("torch.native_batch_norm", torch.native_batch_norm, x, w, b, None, None, True, 0.0, float(c["eps"]))
+        stat(res, mean, req, "mean")
+        stat(res, invstd, req, "rstd")
+    return res
+
+
+# ---- fused residual add + norm, norm + quantization (issue 16) ----------------------------------
+
+ACC = {"f64": torch.float64, "f32": torch.float32}
+QMAX = {"fp8_e4m3fn": 448.0, "fp8_e5m2": 57344.0, "int8": 127.0}
+QTORCH = {"fp8_e4m3fn": getattr(torch, "float8_e4m3fn", None), "fp8_e5m2": getattr(torch, "float8_e5m2", None), "int8": torch.int8}
+
+
+def fused_common(req, inputs, fn):
+    """The convention checks of the fused and quantizing norms; returns (c, x dtype, acc dtype)."""
+    c = req["convention"]
+    dt = inputs["x"][1]
+    if c.get("eps_placement", "inside_sqrt") != "inside_sqrt":
+        raise Skip(f"torch: eps_placement {c['eps_placement']} not expressible with {fn} (rsqrt(var + eps))")
+    if c.get("variance", "biased") != "biased":
+        raise Skip(f"torch: {c['variance']} variance not expressible with {fn} (mean)")
+    acc = c.get("acc_dtype", "f32")
+    if acc != OPMATH[dt]:
+        raise Skip(f"torch: {fn} on {dt} computes in {OPMATH[dt]}; the case expects {acc}")
+    return c, dt, acc
+
+
+def norm_input(req, inputs, c, dt, acc):
+    """The norm's input z in the accumulation type, and h (or None without a residual)."""
+    x = tensor(inputs["x"][0], dt, "x").to(ACC[acc])
+    if "residual" not in inputs:
+        return x, None
+    rdt = inputs["residual"][1]
+    s = x + tensor(inputs["residual"][0], rdt, "residual").to(ACC[acc])
+    if "bias" in inputs:
+        s = s + tensor(inputs["bias"][0], inputs["bias"][1], "bias").to(ACC[acc])
+    h = s.to(TORCH[rdt])
+    return (h.to(ACC[acc]) if c.get("norm_input", "rounded") == "rounded" else s), h
+
+
+def norm(req, inputs, c, dt, acc, centered, z):
+    """The norm of z as the torch references write it, in x's dtype."""
+    ns = list(c["normalized_shape"])
+    affine = c.get("affine", "none")
+    eps = float(c["eps"])
+    if centered:
+        w = b = None
+        if affine in ("gamma", "gamma_beta"):
+            w = tensor(inputs["gamma"][0], inputs["gamma"][1], "gamma").to(ACC[acc]).reshape(ns)
+        elif affine == "one_plus_w":
+            w = 1.0 + tensor(inputs["gamma"][0], inputs["gamma"][1], "gamma").to(ACC[acc]).reshape(ns)
+        if affine == "gamma_beta":
+            b = tensor(inputs["beta"][0], inputs["beta"][1], "beta").to(ACC[acc]).reshape(ns)
+        return call("F.layer_norm", F.layer_norm, z, ns, w, b, eps).to(TORCH[dt])
+    dims = tuple(range(z.dim() - len(ns), z.dim()))
+    n = z * torch.rsqrt(z.pow(2).mean(dim=dims, keepdim=True) + eps)
+    if affine == "none":
+        return n.to(TORCH[dt])
+    g = tensor(inputs["gamma"][0], inputs["gamma"][1], "gamma").reshape(ns)
+    if affine == "one_plus_w":
+        return (n * (1.0 + g.to(ACC[acc]))).to(TORCH[dt])  # GemmaRMSNorm: (1 + w) in float
+    y = n.to(TORCH[dt]) * g.to(TORCH[dt])  # HF / vLLM: weight * hidden.to(input_dtype)
+    if affine == "gamma_beta":
+        y = y + tensor(inputs["beta"][0], inputs["beta"][1], "beta").reshape(ns).to(TORCH[dt])
+    return y
+
+
+def fused_add(req, inputs, centered):
+    fn = "fused_add_layer_norm" if centered else "fused_add_rms_norm"
+    c, dt, acc = fused_common(req, inputs, fn)
+    if req["out_dtype"] != dt:
+        raise Skip(f"torch: the {fn} reference returns x's dtype; out_dtype {req['out_dtype']} != x {dt}")
+    z, h = norm_input(req, inputs, c, dt, acc)
+    return {"y": out(norm(req, inputs, c, dt, acc, centered, z), dt), "h": out(h, inputs["residual"][1])}
+
+
+def quant_norm(req, inputs, centered):
+    fn = "layer_norm_quant" if centered else "rms_norm_quant"
+    c, dt, acc = fused_common(req, inputs, fn)
+    q = req["out_dtype"]
+    if QTORCH.get(q) is None:
+        raise Skip(f"torch {torch.__version__} has no dtype for {q}")
+    if c.get("rounding", "nearest_even") != "nearest_even":
+        raise Skip("torch: torch.round and the float8 casts round half to even; rounding nearest_away not expressible")
+    z, h = norm_input(req, inputs, c, dt, acc)
+    y = norm(req, inputs, c, dt, acc, centered, z).to(ACC[acc])  # the reference's y, in x's dtype
+    ns = list(c["normalized_shape"])
+    dims = tuple(range(y.dim() - len(ns), y.dim()))
+    multiplier = c.get("scale_form", "divisor") == "multiplier"
+    res = {}
+    if c.get("quant_scale", "dynamic_per_token") == "dynamic_per_token":
+        s = y.abs().amax(dim=dims, keepdim=True) / QMAX[q]
+        if float(c.get("scale_floor", 0.0)) > 0:
+            s = s.clamp(min=float(c["scale_floor"]))
+        v = y * (1.0 / s) if multiplier else y / s
+        res["scale"] = (((1.0 / s) if multiplier else s).reshape(-1).to(torch.float32).to("cpu").numpy(), "f32")
+    else:
+        sc = tensor(inputs["scale"][0], inputs["scale"][1], "scale").to(ACC[acc]).reshape(())
+        v = y * sc if multiplier else y / sc
+    if q == "int8":
+        v = v.round()
+    if c.get("saturate", True):
+        v = v.clamp(-128.0 if q == "int8" else -QMAX[q], QMAX[q])
+    yq = v.to(QTORCH[q])
+    res["y"] = (yq.to("cpu").to(torch.int8 if q == "int8" else torch.float32).numpy(), q)
+    if h is not None:
+        res["h"] = out(h, inputs["residual"][1])
+    return res
+
+
+OPS = {"layer_norm": layer_norm_with_stats, "rms_norm": rms_norm_with_stats, "group_norm": group_norm_with_stats,
+       "instance_norm": instance_norm, "batch_norm": batch_norm_with_stats, "l2_normalize": l2_normalize,
+       "fused_add_rms_norm": lambda r, i: fused_add(r, i, False), "fused_add_layer_norm": lambda r, i: fused_add(r, i, True),
+       "rms_norm_quant": lambda r, i: quant_norm(r, i, False), "layer_norm_quant": lambda r, i: quant_norm(r, i, True)}
 
 
 def evaluate(req, inputs):

@@ -209,6 +209,7 @@ struct Access<A, Dyn, 1> {
       case DType::f32: return static_cast<A>(static_cast<const float*>(row)[j]);
       case DType::f16: return static_cast<A>(f16_to_float(static_cast<const std::uint16_t*>(row)[j]));
       case DType::bf16: return static_cast<A>(bf16_to_float(static_cast<const std::uint16_t*>(row)[j]));
+      default: break;  // 8-bit formats: the cuda backend refuses them (cuda_backend.cpp)
     }
     return A(0);
   }
@@ -218,6 +219,7 @@ struct Access<A, Dyn, 1> {
       case DType::f32: static_cast<float*>(row)[j] = static_cast<float>(v); break;
       case DType::f16: static_cast<std::uint16_t*>(row)[j] = to_f16(v); break;
       case DType::bf16: static_cast<std::uint16_t*>(row)[j] = to_bf16(v); break;
+      default: break;  // 8-bit formats: the cuda backend refuses them (cuda_backend.cpp)
     }
   }
   struct Raw {

@@ -37,6 +37,8 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
   const bool batch_stats = c.training || !c.track_running_stats;
   const bool update = c.training && c.track_running_stats;
   std::int64_t tracked = c.num_batches_tracked;
+  const bool saved = batch_stats && l.steps == 1;  // the saved batch statistics of one call
+  Tensor smean(saved_stat_dtype(p), Shape{saved ? l.c : 0}), srstd(saved_stat_dtype(p), Shape{saved ? l.c : 0});
   auto at = [&](std::int64_t s, std::int64_t i, std::int64_t ch) { return ((s * l.n + i) * l.c + ch) * l.spatial; };
   for (std::int64_t s = 0; s < l.steps; ++s) {
     double a = 0;
@@ -64,6 +66,12 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
         }
         for (std::int64_t i = 0; i < l.n; ++i) load_row(x, at(s, i, ch), l.spatial, b + i * l.spatial);
         const GroupStats<A> st = normalize_in_place(b, m, true, dof, c);
+        if (saved) {
+          double mu = 0, r = 0;
+          saved_statistics(st, dof, c, mu, r);
+          smean.set(ch, mu);
+          srstd.set(ch, r);
+        }
         if (c.affine != Affine::none)
           for (std::int64_t j = 0; j < m; ++j) b[j] = b[j] * g + bt;
         for (std::int64_t i = 0; i < l.n; ++i) store_row(y, at(s, i, ch), l.spatial, b + i * l.spatial);
@@ -86,6 +94,10 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
     store_row(orv, 0, l.c, rv.data());
     out["running_mean"] = std::move(orm);
     out["running_var"] = std::move(orv);
+  }
+  if (saved) {
+    out["mean"] = std::move(smean);
+    out["rstd"] = std::move(srstd);
   }
 }
 

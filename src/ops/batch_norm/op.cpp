@@ -57,6 +57,21 @@ std::map<std::string, Shape> outputs(const Problem& p) {
   return o;
 }
 
+/// The optional outputs: the saved batch statistics "mean" and "rstd" = 1 / D(var) per
+/// channel [C] (PyTorch's save_mean, save_invstd), when the forward uses batch statistics
+/// (training, or track_running_stats = false) in one call (sequence = false).
+std::map<std::string, Shape> saved_statistics(const Problem& p) {
+  if (!(p.conv.training || !p.conv.track_running_stats) || p.conv.sequence) return {};
+  const Shape c{channel_layout(p).c};
+  return {{"mean", c}, {"rstd", c}};
+}
+
+std::map<std::string, DType> saved_statistics_dtypes(const Problem& p) {
+  std::map<std::string, DType> d;
+  for (auto& [name, s] : saved_statistics(p)) d[name] = saved_stat_dtype(p);
+  return d;
+}
+
 /// One group per (step, channel) over N and spatial (eval too: its batch statistics' groups).
 ReductionLayout groups(const Problem& p) {
   const ChannelLayout c = channel_layout(p);
@@ -115,6 +130,8 @@ extern const OpDef batch_norm_def{
     .params = {&kMomentum, &kTracked, &kTraining, &kTrack, &kSequence},
     .validate = validate,
     .outputs = outputs,
+    .optional_outputs = saved_statistics,
+    .output_dtypes = saved_statistics_dtypes,
     .groups = groups,
     .group_size = group_size,
     .backward_outputs = channels::backward_outputs,

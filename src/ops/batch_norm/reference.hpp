@@ -48,6 +48,10 @@ ExactOutputs batch_norm(const Problem& p) {
   const bool batch_stats = c.training || !c.track_running_stats;
   const bool update = c.training && c.track_running_stats;
   std::int64_t tracked = c.num_batches_tracked;
+  // The saved batch statistics (optional outputs) of a single call.
+  const bool saved = batch_stats && l.steps == 1;
+  ExactOutput smean = detail::make_output(saved_stat_dtype(p), Shape{saved ? l.c : 0});
+  ExactOutput srstd = detail::make_output(saved_stat_dtype(p), Shape{saved ? l.c : 0});
   auto at = [&](std::int64_t s, std::int64_t i, std::int64_t ch, std::int64_t j) {
     return ((s * l.n + i) * l.c + ch) * l.spatial + j;
   };
@@ -79,7 +83,12 @@ ExactOutputs batch_norm(const Problem& p) {
       if (!beta.empty()) bg.assign(xg.size(), beta[ch]);
       for (std::int64_t i = 0; i < l.n; ++i)
         for (std::int64_t j = 0; j < l.spatial; ++j) xg[i * l.spatial + j] = T(x.get(at(s, i, ch, j)));
-      normalize_group(xg.data(), m, true, c, gg.data(), bg.data(), yg.data(), cg.data());
+      GroupStatistics<T> st;
+      normalize_group(xg.data(), m, true, c, gg.data(), bg.data(), yg.data(), cg.data(), static_cast<const T*>(nullptr), &st);
+      if (saved) {
+        detail::put(smean, ch, st.mean, st.c_mean);
+        detail::put(srstd, ch, st.rstd, st.c_rstd);
+      }
       for (std::int64_t i = 0; i < l.n; ++i)
         for (std::int64_t j = 0; j < l.spatial; ++j) detail::put(y, at(s, i, ch, j), yg[i * l.spatial + j], cg[i * l.spatial + j]);
       if (!update) continue;
@@ -111,6 +120,10 @@ ExactOutputs batch_norm(const Problem& p) {
     }
     o.emplace("running_mean", std::move(orm));
     o.emplace("running_var", std::move(orv));
+  }
+  if (saved) {
+    o.emplace("mean", std::move(smean));
+    o.emplace("rstd", std::move(srstd));
   }
   return o;
 }

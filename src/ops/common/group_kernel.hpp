@@ -52,6 +52,20 @@ GroupStats<A> normalize_in_place(A* a, std::int64_t m, bool center, std::int64_t
   return g;
 }
 
+/// The saved statistics of a group normalize_in_place normalized: mean = mu_s / s and
+/// rstd = 1 / D(v) = (the reciprocal it applied) s, both exact rescalings formed in binary64
+/// (a constant row with eps > 0: 1 / D(0)); NaN for a group holding NaN or inf.
+template <class A>
+void saved_statistics(const GroupStats<A>& g, std::int64_t dof, const Convention& c, double& mean, double& rstd) {
+  if (g.nonfinite) {
+    mean = rstd = NAN;
+    return;
+  }
+  mean = static_cast<double>(g.mu_s) / g.s;
+  const A r = static_cast<A>(inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c));
+  rstd = g.ss == 0 && c.eps > 0 ? 1.0 / inv_denominator_zero(c) : static_cast<double>(r) * g.s;
+}
+
 /// Lane-blocked dot product sum a_j b_j (the accumulation order of blocked_sum).
 template <class A>
 A blocked_dot(const A* a, const A* b, std::int64_t m) noexcept {

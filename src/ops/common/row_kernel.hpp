@@ -39,6 +39,9 @@ struct Reader {
       case DType::f32: return static_cast<A>(static_cast<const float*>(data)[i]);
       case DType::f16: return static_cast<A>(normcheck::detail::half_bits_to_float(static_cast<const std::uint16_t*>(data)[i]));
       case DType::bf16: return static_cast<A>(normcheck::detail::bf16_bits_to_float(static_cast<const std::uint16_t*>(data)[i]));
+      case DType::fp8_e4m3fn:
+      case DType::fp8_e5m2: return static_cast<A>(normcheck::detail::fp8_bits_to_double(t, static_cast<const std::uint8_t*>(data)[i]));
+      case DType::int8: return static_cast<A>(static_cast<const std::int8_t*>(data)[i]);
     }
     return A(0);
   }
@@ -69,6 +72,11 @@ void store_row(Tensor& y, std::int64_t off, std::int64_t m, const A* buf) {
     case DType::bf16: { auto* d = y.as<std::uint16_t>() + off;
       for (std::int64_t j = 0; j < m; ++j) d[j] = sizeof(A) == 4 ? normcheck::detail::float_to_bf16_bits(static_cast<float>(buf[j])) : normcheck::detail::double_to_bf16_bits(static_cast<double>(buf[j]));
       break; }
+    case DType::fp8_e4m3fn:
+    case DType::fp8_e5m2:
+    case DType::int8:  // RNE, per the format (spec validation keeps quantized outputs to the quant ops)
+      for (std::int64_t j = 0; j < m; ++j) y.set(off + j, static_cast<double>(buf[j]));
+      break;
   }
 }
 
@@ -138,6 +146,11 @@ inline double inv_scaled_denominator(double vs, double s, bool all_zero, const C
   return 1.0 / D;
 }
 
+/// D(0) for eps > 0 (a constant row): sqrt(eps), eps or sqrt(eps) per placement.
+inline double inv_denominator_zero(const Convention& c) noexcept {
+  return c.eps_placement == EpsPlacement::outside_sqrt || c.eps_placement == EpsPlacement::clamp_norm ? c.eps : std::sqrt(c.eps);
+}
+
 /// Affine parameters of a row kernel, converted once to A.
 template <class A>
 struct AffineParams {
@@ -177,9 +190,11 @@ void nan_row(A* buf, std::int64_t m) noexcept {
 /// The two-pass row kernel of layer_norm (center = true) and rms_norm (center = false),
 /// numerics in layer_norm.cpp / rms_norm.cpp: load, scan, scale by 2^-e, [subtract the
 /// blocked mean], blocked sum of squares, reciprocal denominator in binary64, affine, store.
-/// x viewed as [rows, m] (row_layout); y has x's shape and p.out_dtype.
+/// x viewed as [rows, m] (row_layout); y has x's shape and p.out_dtype. mean and rstd, when
+/// given ([rows] each), receive the saved statistics mu = mu_s / s and 1/D = r s (exact
+/// rescalings of the scaled row's statistics, rounded once to their dtype).
 template <class A>
-void normalize_rows(const Problem& p, Tensor& y, bool center) {
+void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nullptr, Tensor* rstd = nullptr) {
   const RowLayout l = row_layout(p);
   const Tensor& x = p.x();
   const AffineParams<A> aff(p);
@@ -196,18 +211,26 @@ void normalize_rows(const Problem& p, Tensor& y, bool center) {
       scan_row(a, l.m, amax, nonfinite);
       if (nonfinite) {
         nan_row(a, l.m);
+        if (mean) mean->set(r, NAN);
+        if (rstd) rstd->set(r, NAN);
       } else {
         const double s = row_scale(static_cast<double>(amax), sizeof(A) == 4 ? 100 : 1000);
         const A sa = static_cast<A>(s);
         for (std::int64_t j = 0; j < l.m; ++j) a[j] *= sa;  // exact
+        A mu = 0;
         if (center) {
-          const A mu = blocked_sum(a, l.m, [](A v) { return v; }) / static_cast<A>(l.m);
+          mu = blocked_sum(a, l.m, [](A v) { return v; }) / static_cast<A>(l.m);
           for (std::int64_t j = 0; j < l.m; ++j) a[j] -= mu;
         }
         const A ss = blocked_sum(a, l.m, [](A v) { return v * v; });
-        const A r_inv = static_cast<A>(inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv));
+        const double inv = inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv);
+        const A r_inv = static_cast<A>(inv);
         for (std::int64_t j = 0; j < l.m; ++j) a[j] *= r_inv;
         aff.apply(a, l.m);
+        if (mean) mean->set(r, static_cast<double>(mu) / s);
+        // A constant row with eps > 0 has r_inv = 0 by convention (every centered value is
+        // 0); its rstd is 1/D(0) = 1/sqrt(eps) (placement-dependent), formed here.
+        if (rstd) rstd->set(r, ss == 0 && p.conv.eps > 0 ? 1.0 / inv_denominator_zero(p.conv) : static_cast<double>(r_inv) * s);
       }
       store_row(y, r * l.m, l.m, a);
     }

@@ -75,22 +75,42 @@ T denominator_sensitivity(const T& v, const T& D, const Convention& c) {
   return T(1);
 }
 
+/// The statistics of a normalized group, as a forward pass saves them for its backward
+/// (PyTorch's native_layer_norm "mean" and "rstd"): mean mu (0 without centering) and
+/// rstd = 1 / D(v), with their condition magnitudes (absolute units):
+///   c_mean = (1/m) sum_j a_j,   c_rstd = rstd (k (1/m') sum_j |n_j| a_j / D + 1)
+/// (a_j the perturbation magnitudes below). c_rstd: drstd = -(k / (2 D^3)) dv and
+/// |dv| <= (2/m') sum_j |x_j - mu| a_j u under relative perturbations u of the inputs (the
+/// mean's own perturbation drops out: sum_j (x_j - mu) = 0); the "+ 1" covers relative
+/// perturbations of the denominator itself (eps rounded to binary32, the sqrt and the
+/// reciprocal). NaN for a group holding NaN or inf.
+template <class T>
+struct GroupStatistics {
+  T mean, rstd;
+  double c_mean = 0, c_rstd = 0;
+};
+
 /// Normalizes one group of m values x[0..m) (layer_norm when `center`, else rms_norm)
 /// into y[0..m) and writes the first-order condition magnitude of each output into cond:
-///   c_i = |g_i|/D (|x_i| + [center] (1/m) sum_j |x_j| + k |n_i| (1/m') sum_j |n_j x_j|)
+///   c_i = |g_i|/D (a_i + [center] (1/m) sum_j a_j + k |n_i| (1/m') sum_j |n_j| a_j)
 ///         + |g_i n_i| + [gamma_beta] |beta_i|
-/// which bounds sum_j |dy_i/dx_j x_j| by the triangle inequality (O(m) per group, see
+/// which bounds sum_j |dy_i/dx_j| a_j by the triangle inequality (O(m) per group, see
 /// DESIGN.md "The reference") plus the affine terms |dy/dg g| and |dy/dbeta beta|.
+/// a_j is the magnitude of the perturbation of x_j per unit roundoff: |x_j| (mag null: the
+/// inputs' relative perturbations), or mag[j] for an x_j that is itself computed (a fused
+/// residual sum x + r + b: |x| + |r| + |b|, which does not cancel as the sum may).
 /// With g the affine gain (affine_gain), n the normalized value, D the denominator,
-/// k = denominator_sensitivity. Units: the same as y (absolute).
+/// k = denominator_sensitivity. Units: the same as y (absolute). `stats`, when given,
+/// receives the group's saved statistics (GroupStatistics).
 template <class T>
 void normalize_group(const T* x, std::int64_t m, bool center, const Convention& c, const T* gamma,
-                     const T* beta, T* y, double* cond) {
+                     const T* beta, T* y, double* cond, const T* mag = nullptr, GroupStatistics<T>* stats = nullptr) {
   using std::abs; using std::isfinite;
   bool finite = true;
   for (std::int64_t j = 0; j < m; ++j) finite = finite && isfinite(x[j]);
   if (!finite) {
     for (std::int64_t j = 0; j < m; ++j) { y[j] = T(NAN); cond[j] = NAN; }
+    if (stats) *stats = {T(NAN), T(NAN), NAN, NAN};
     return;
   }
   T mu(0);
@@ -98,27 +118,32 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
     for (std::int64_t j = 0; j < m; ++j) mu += x[j];
     mu /= T(m);
   }
+  const auto a = [&](std::int64_t j) { return mag ? mag[j] : T(abs(x[j])); };
   T ss(0), mean_abs(0);
   for (std::int64_t j = 0; j < m; ++j) {
     const T d = x[j] - mu;
     ss += d * d;
-    mean_abs += abs(x[j]);
+    mean_abs += a(j);
   }
   mean_abs /= T(m);
   const std::int64_t dof = c.variance == Variance::unbiased ? m - 1 : m;
   const T v = ss / T(dof);
   const T D = denominator(v, c);
   const T k = denominator_sensitivity(v, D, c);
-  T mean_nx(0);  // (1/m') sum |n_j x_j|
-  for (std::int64_t j = 0; j < m; ++j) mean_nx += abs((x[j] - mu) / D * x[j]);
+  T mean_nx(0);  // (1/m') sum |n_j| a_j
+  for (std::int64_t j = 0; j < m; ++j) mean_nx += mag ? T(abs((x[j] - mu) / D) * mag[j]) : T(abs((x[j] - mu) / D * x[j]));
   mean_nx /= T(dof);
   for (std::int64_t j = 0; j < m; ++j) {
     const T n = (x[j] - mu) / D;
     y[j] = apply_affine(n, c, gamma, beta, j);
     const T g = abs(affine_gain(c, gamma, j));
-    T ci = g / D * (abs(x[j]) + (center ? mean_abs : T(0)) + k * abs(n) * mean_nx) + abs(g * n);
+    T ci = g / D * (a(j) + (center ? mean_abs : T(0)) + k * abs(n) * mean_nx) + abs(g * n);
     if (c.affine == Affine::gamma_beta) ci += abs(beta[j]);
     cond[j] = static_cast<double>(ci);
+  }
+  if (stats) {
+    const T rstd = T(1) / D;
+    *stats = {mu, rstd, static_cast<double>(mean_abs), static_cast<double>(rstd * (k * mean_nx / D + T(1)))};
   }
 }
 

@@ -41,6 +41,18 @@ std::map<std::string, Shape> backward_outputs(const Problem& p) {
   return o;
 }
 
+std::map<std::string, Shape> saved_statistics(const Problem& p) {
+  const Shape rows{row_layout(p).rows};
+  if (p.op.def().centers) return {{"mean", rows}, {"rstd", rows}};
+  return {{"rstd", rows}};
+}
+
+std::map<std::string, DType> saved_statistics_dtypes(const Problem& p) {
+  std::map<std::string, DType> d;
+  for (auto& [name, s] : saved_statistics(p)) d[name] = saved_stat_dtype(p);
+  return d;
+}
+
 ReductionLayout groups(const Problem& p) { return row_groups(p, row_layout(p).m); }
 
 std::int64_t group_size(const Problem& p) { return row_layout(p).m; }

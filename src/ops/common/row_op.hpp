@@ -16,6 +16,10 @@ void validate(const Problem& p);
 /// Forward: y of x's shape. Backward: dx, and dgamma/dbeta for the parameters given.
 std::map<std::string, Shape> outputs(const Problem& p);
 std::map<std::string, Shape> backward_outputs(const Problem& p);
+/// The optional outputs: the saved statistics per row, "mean" (layer_norm only) and "rstd"
+/// = 1 / D(var), each of shape [rows] (rows = numel(x) / m), in saved_stat_dtype(p).
+std::map<std::string, Shape> saved_statistics(const Problem& p);
+std::map<std::string, DType> saved_statistics_dtypes(const Problem& p);
 /// One group per row of m = numel(normalized_shape) values.
 ReductionLayout groups(const Problem& p);
 std::int64_t group_size(const Problem& p);

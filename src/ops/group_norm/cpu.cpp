@@ -14,7 +14,7 @@ namespace normcheck::kernels::cpu {
 namespace {
 
 template <class A>
-void group_norm_rows(const Problem& p, Tensor& y) {
+void group_norm_rows(const Problem& p, Tensor& y, Tensor& mean, Tensor& rstd) {
   using namespace detail;
   const ChannelLayout l = channel_layout(p);
   const std::int64_t G = p.op == Op::instance_norm ? l.c : p.conv.num_groups;
@@ -29,7 +29,11 @@ void group_norm_rows(const Problem& p, Tensor& y) {
     for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
       A* a = buf.data();
       load_row(x, grp * m, m, a);
-      normalize_in_place(a, m, true, dof, p.conv);
+      const GroupStats<A> st = normalize_in_place(a, m, true, dof, p.conv);
+      double mu = 0, r = 0;
+      saved_statistics(st, dof, p.conv, mu, r);
+      mean.set(grp, mu);
+      rstd.set(grp, r);
       if (!gamma.empty()) {
         const std::int64_t ch0 = (grp % G) * cpg;
         for (std::int64_t cc = 0; cc < cpg; ++cc) {
@@ -48,9 +52,14 @@ void group_norm_rows(const Problem& p, Tensor& y) {
 
 void group_norm_forward(const Problem& p, Outputs& out) {
   Tensor y(p.out_dtype, p.x().shape());
-  if (detail::use_f64(p)) group_norm_rows<double>(p, y);
-  else group_norm_rows<float>(p, y);
+  const ChannelLayout l = channel_layout(p);
+  const Shape stats{l.n, p.op == Op::instance_norm ? l.c : p.conv.num_groups};  // the saved statistics
+  Tensor mean(saved_stat_dtype(p), stats), rstd(saved_stat_dtype(p), stats);
+  if (detail::use_f64(p)) group_norm_rows<double>(p, y, mean, rstd);
+  else group_norm_rows<float>(p, y, mean, rstd);
   out["y"] = std::move(y);
+  out["mean"] = std::move(mean);
+  out["rstd"] = std::move(rstd);
 }
 
 }  // namespace normcheck::kernels::cpu

@@ -16,6 +16,10 @@ void cpu(const ValidProblem& p, Outputs& out);
 /// Inputs x, gamma, beta; the group's size m (>= 2 for unbiased); G divides C (group_norm).
 void validate(const Problem& p);
 std::map<std::string, Shape> outputs(const Problem& p);
+/// The optional outputs: the saved statistics "mean" and "rstd" = 1 / D(var) per (n, group),
+/// [N, G] (instance_norm [N, C]), in saved_stat_dtype(p).
+std::map<std::string, Shape> saved_statistics(const Problem& p);
+std::map<std::string, DType> saved_statistics_dtypes(const Problem& p);
 ReductionLayout groups(const Problem& p);
 std::int64_t group_size(const Problem& p);
 

@@ -12,6 +12,8 @@ extern const OpDef instance_norm_def{
     .centers = true,
     .validate = group_norms::validate,
     .outputs = group_norms::outputs,
+    .optional_outputs = group_norms::saved_statistics,
+    .output_dtypes = group_norms::saved_statistics_dtypes,
     .groups = group_norms::groups,
     .group_size = group_norms::group_size,
     .backward_outputs = channels::backward_outputs,

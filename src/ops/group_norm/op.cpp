@@ -31,6 +31,16 @@ void validate(const Problem& p) {
 
 std::map<std::string, Shape> outputs(const Problem& p) { return {{"y", p.x().shape()}}; }
 
+std::map<std::string, Shape> saved_statistics(const Problem& p) {
+  const ChannelLayout l = channel_layout(p);
+  const Shape s{l.n, p.op == Op::instance_norm ? l.c : p.conv.num_groups};
+  return {{"mean", s}, {"rstd", s}};
+}
+
+std::map<std::string, DType> saved_statistics_dtypes(const Problem& p) {
+  return {{"mean", saved_stat_dtype(p)}, {"rstd", saved_stat_dtype(p)}};
+}
+
 std::int64_t group_size(const Problem& p) {
   const ChannelLayout l = channel_layout(p);
   return p.op == Op::instance_norm ? l.spatial : l.c / p.conv.num_groups * l.spatial;
@@ -62,6 +72,8 @@ extern const OpDef group_norm_def{
     .params = {&kNumGroups},
     .validate = group_norms::validate,
     .outputs = group_norms::outputs,
+    .optional_outputs = group_norms::saved_statistics,
+    .output_dtypes = group_norms::saved_statistics_dtypes,
     .groups = group_norms::groups,
     .group_size = group_norms::group_size,
     .backward_outputs = channels::backward_outputs,

@@ -29,6 +29,8 @@ ExactOutputs group_norm(const Problem& p) {
   const std::vector<T> gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
   const Tensor& x = p.x();
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
+  // The saved statistics (optional outputs) per (n, group): [N, G] (instance_norm [N, C]).
+  ExactOutput mean = detail::make_output(saved_stat_dtype(p), Shape{l.n, G}), rstd = detail::make_output(saved_stat_dtype(p), Shape{l.n, G});
 #pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
   for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
@@ -41,11 +43,16 @@ ExactOutputs group_norm(const Problem& p) {
       if (!gamma.empty()) gg[j] = gamma[ch];
       if (!beta.empty()) bg[j] = beta[ch];
     }
-    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off);
+    GroupStatistics<T> st;
+    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off, static_cast<const T*>(nullptr), &st);
     for (std::int64_t j = 0; j < m; ++j) detail::put(y, off + j, yg[j], y.cond[off + j]);
+    detail::put(mean, grp, st.mean, st.c_mean);
+    detail::put(rstd, grp, st.rstd, st.c_rstd);
   }
   ExactOutputs o;
   o.emplace("y", std::move(y));
+  o.emplace("mean", std::move(mean));
+  o.emplace("rstd", std::move(rstd));
   return o;
 }
 

@@ -20,9 +20,14 @@ namespace normcheck::kernels::cpu {
 
 void layer_norm_forward(const Problem& p, Outputs& out) {
   Tensor y(p.out_dtype, p.x().shape());
-  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, true);
-  else detail::normalize_rows<float>(p, y, true);
+  // The saved statistics (optional outputs): mean and rstd per row.
+  const std::int64_t rows = row_layout(p).rows;
+  Tensor mean(saved_stat_dtype(p), Shape{rows}), rstd(saved_stat_dtype(p), Shape{rows});
+  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, true, &mean, &rstd);
+  else detail::normalize_rows<float>(p, y, true, &mean, &rstd);
   out["y"] = std::move(y);
+  out["mean"] = std::move(mean);
+  out["rstd"] = std::move(rstd);
 }
 
 }  // namespace normcheck::kernels::cpu

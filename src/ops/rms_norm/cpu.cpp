@@ -11,9 +11,13 @@ namespace normcheck::kernels::cpu {
 
 void rms_norm_forward(const Problem& p, Outputs& out) {
   Tensor y(p.out_dtype, p.x().shape());
-  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, false);
-  else detail::normalize_rows<float>(p, y, false);
+  // The saved statistics (optional outputs): rstd per row.
+  const std::int64_t rows = row_layout(p).rows;
+  Tensor rstd(saved_stat_dtype(p), Shape{rows});
+  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, false, nullptr, &rstd);
+  else detail::normalize_rows<float>(p, y, false, nullptr, &rstd);
   out["y"] = std::move(y);
+  out["rstd"] = std::move(rstd);
 }
 
 }  // namespace normcheck::kernels::cpu

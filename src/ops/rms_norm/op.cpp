@@ -13,6 +13,8 @@ extern const OpDef rms_norm_def{
     .centers = false,
     .validate = rows::validate,
     .outputs = rows::outputs,
+    .optional_outputs = rows::saved_statistics,
+    .output_dtypes = rows::saved_statistics_dtypes,
     .groups = rows::groups,
     .group_size = rows::group_size,
     .backward_outputs = rows::backward_outputs,
