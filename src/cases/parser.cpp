@@ -395,6 +395,125 @@ void structural_of(const Ctx& c, const Layered& et, const std::string& field, co
   }
 }
 
+/// Runs the spec's rules on a parsed problem (spec/op.hpp check) and turns a SpecError into
+/// a CaseError at the TOML node that set the field: a convention key, an input, op or out_dtype
+/// (else the case's line).
+void check_problem(const Ctx& c, const Problem& p, const std::optional<Layered>& conv_t, const std::optional<Layered>& inputs_t,
+                   const toml::node* op, const toml::node* out_dtype, int line, const std::string& f) {
+  try {
+    check(p);
+  } catch (const SpecError& e) {
+    // Map the spec field back to the line of the TOML node that set it.
+    const toml::node* at = nullptr;
+    const std::string& sf = e.field;
+    if (sf.rfind("convention.", 0) == 0 && conv_t)
+      at = conv_t->get(sf.substr(11)) ? conv_t->get(sf.substr(11)) : conv_t->self;
+    else if (sf.rfind("inputs.", 0) == 0 && inputs_t)
+      at = inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) ? inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) : inputs_t->self;
+    else if (sf == "op") at = op;
+    else if (sf == "out_dtype") at = out_dtype;
+    c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
+  }
+}
+
+/// An explicit gate, expect.gate = { metric = "stab", max = 10 } (the metric by name, max >= 0),
+/// with its file:line as the source the report names.
+Gate gate_of(const Ctx& c, const toml::node* g, const std::string& f) {
+  const toml::table* gt = g->as_table();
+  if (!gt) c.fail(g, f + ".expect.gate", "expected { metric = \"stab\", max = 10 }");
+  check_keys(c, *gt, f + ".expect.gate", {"metric", "max"});
+  if (!gt->get("metric") || !gt->get("max")) c.fail(g, f + ".expect.gate", "gate needs metric and max");
+  const std::string ms = string_of(c, *gt->get("metric"), f + ".expect.gate.metric");
+  auto m = parse_metric(ms);
+  if (!m) c.fail(gt->get("metric"), f + ".expect.gate.metric", fmt::format("unknown metric '{}' (abs | rel | ulp | nmse | stab)", ms));
+  Gate gate;
+  gate.metric = *m;
+  gate.max = number(c, *gt->get("max"), f + ".expect.gate.max");
+  if (!(gate.max >= 0)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be >= 0");
+  gate.source = fmt::format("{}:{}", c.file, line_of(g));
+  return gate;
+}
+
+/// The case's expectations (expect.*): literal values of y/dx and of other outputs, an
+/// absolute tolerance, an explicit gate, properties and structural checks, into cs.
+void expect_of(const Ctx& c, const Layered& et, const std::string& f, const Problem& p, Case& cs) {
+  check_keys(c, et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs",
+                                     "sums_to_zero", "orthogonal"});
+  const auto outs = output_shapes(p);
+  const std::string primary = primary_output(p);  // "y", or "dx" for a backward case
+  if (auto v = et.get("values")) {
+    cs.expected = values_of(c, *v, f + ".expect.values");
+    cs.expected_line = line_of(v);
+    if (static_cast<std::int64_t>(cs.expected->size()) != numel(outs.at(primary)))
+      c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), numel(outs.at(primary))));
+  }
+  if (auto v = et.get("outputs")) {
+    const toml::table* ot = v->as_table();
+    if (!ot) c.fail(v, f + ".expect.outputs", "expected a table { <output> = [values...] }");
+    for (auto& [k, vals] : *ot) {
+      const std::string on(k.str()), of = f + ".expect.outputs." + on;
+      if (!outs.count(on) || on == primary)
+        c.fail(&vals, of, on == primary ? fmt::format("give {}'s values as expect.values", primary)
+                                        : fmt::format("{} has no output '{}'", to_string(p.op), on));
+      cs.expected_outputs[on] = values_of(c, vals, of);
+      cs.expected_outputs_line[on] = line_of(&vals);
+      if (static_cast<std::int64_t>(cs.expected_outputs[on].size()) != numel(outs.at(on)))
+        c.fail(&vals, of, fmt::format("{} values for output {} of {} elements", cs.expected_outputs[on].size(), on, numel(outs.at(on))));
+    }
+  }
+  if (auto v = et.get("tolerance_abs")) {
+    cs.expected_tolerance_abs = number(c, *v, f + ".expect.tolerance_abs");
+    if (!(*cs.expected_tolerance_abs >= 0)) c.fail(v, f + ".expect.tolerance_abs", "must be >= 0");
+  }
+  if (auto g = et.get("gate")) cs.gate = gate_of(c, g, f);
+  for (auto kind : {Property::Kind::invariant_under, Property::Kind::changes_under}) {
+    const char* key = kind == Property::Kind::invariant_under ? "invariant_under" : "changes_under";
+    if (auto a = et.get(key)) {
+      const toml::array* arr = a->as_array();
+      if (!arr) c.fail(a, f + ".expect." + key, "expected an array of transforms like [{ shift = 10.0 }]");
+      for (auto& e : *arr) {
+        Property pr;
+        pr.kind = kind;
+        pr.line = line_of(&e);
+        pr.transform = transform_of(c, e, f + ".expect." + key, p, &pr);
+        cs.properties.push_back(std::move(pr));
+      }
+    }
+  }
+  structural_of(c, et, f + ".expect", p, cs.structural);
+}
+
+/// Outputs recorded from other sources (recorded.<source>.<output>), each checked against
+/// the output's shape and dtype, into cs.recorded.
+void recorded_of(const Ctx& c, const toml::node* n, const std::string& f, const Problem& p, Case& cs) {
+  const toml::table* rt = n->as_table();
+  if (!rt) c.fail(n, f + ".recorded", "expected a table of sources");
+  for (auto& [src, outs] : *rt) {
+    const std::string sf = f + ".recorded." + std::string(src.str());
+    const toml::table* ot = outs.as_table();
+    if (!ot) c.fail(&outs, sf, "expected a table of outputs");
+    if (std::string_view(src.str()).find_first_of(": \t/") != std::string_view::npos || src.str().empty())
+      c.fail(&outs, sf, fmt::format("'{}' is not a recorded source's name (no ':', '/' or blanks)", src.str()));
+    if (!ot->contains("y")) c.fail(&outs, sf, "a recorded source needs at least output y");
+    const auto shapes = output_shapes(p);
+    Outputs o;
+    for (auto& [on, ov] : *ot) {
+      std::string dummy;
+      const std::string osf = sf + "." + std::string(on.str());
+      if (!shapes.count(std::string(on.str()))) c.fail(&ov, osf, fmt::format("{} has no output '{}'", to_string(p.op), on.str()));
+      const DType odt = output_dtype(p, std::string(on.str()));
+      Tensor y = tensor_of(c, ov, osf, odt, dummy);
+      if (y.dtype() != odt)
+        c.fail(&ov, osf, fmt::format("dtype {} differs from the output's dtype {}", dtype_name(y.dtype()), dtype_name(odt)));
+      const Shape& want = shapes.at(std::string(on.str()));
+      if (y.shape() != want)
+        c.fail(&ov, osf, fmt::format("shape {} differs from the output's {}", shape_str(y.shape()), shape_str(want)));
+      o[std::string(on.str())] = std::move(y);
+    }
+    cs.recorded[std::string(src.str())] = std::move(o);
+  }
+}
+
 Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::map<std::string, Case>& earlier) {
   const int line = static_cast<int>(raw.source().begin.line);
   check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "note", "base", "transform", "convention",
@@ -480,110 +599,10 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   if (auto n = node("layer")) cs.layer = string_of(c, *n, f + ".layer");
   // Backward cases report beside the forward ones: "<layer>/backward".
   if (p.conv.direction == Direction::backward && !cs.layer.ends_with("/backward")) cs.layer += "/backward";
-  try {
-    check(p);
-  } catch (const SpecError& e) {
-    // Map the spec field back to the line of the TOML node that set it.
-    const toml::node* at = nullptr;
-    const std::string& sf = e.field;
-    if (sf.rfind("convention.", 0) == 0 && conv_t)
-      at = conv_t->get(sf.substr(11)) ? conv_t->get(sf.substr(11)) : conv_t->self;
-    else if (sf.rfind("inputs.", 0) == 0 && inputs_t)
-      at = inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) ? inputs_t->get(sf.substr(7, sf.find('.', 7) - 7)) : inputs_t->self;
-    else if (sf == "op") at = node("op");
-    else if (sf == "out_dtype") at = node("out_dtype") ? node("out_dtype") : node("dtype");
-    c.fail(at ? line_of(at) : line, f + "." + sf, e.what());
-  }
+  check_problem(c, p, conv_t, inputs_t, node("op"), node("out_dtype") ? node("out_dtype") : node("dtype"), line, f);
 
-  if (const auto expect_t = layered("expect", f + ".expect")) {
-    const Layered* et = &*expect_t;
-    check_keys(c, *et, f + ".expect", {"values", "tolerance_abs", "gate", "invariant_under", "changes_under", "outputs",
-                                       "sums_to_zero", "orthogonal"});
-    const auto outs = output_shapes(p);
-    const std::string primary = primary_output(p);  // "y", or "dx" for a backward case
-    if (auto v = et->get("values")) {
-      cs.expected = values_of(c, *v, f + ".expect.values");
-      cs.expected_line = line_of(v);
-      if (static_cast<std::int64_t>(cs.expected->size()) != numel(outs.at(primary)))
-        c.fail(v, f + ".expect.values", fmt::format("{} values for an output of {} elements", cs.expected->size(), numel(outs.at(primary))));
-    }
-    if (auto v = et->get("outputs")) {
-      const toml::table* ot = v->as_table();
-      if (!ot) c.fail(v, f + ".expect.outputs", "expected a table { <output> = [values...] }");
-      for (auto& [k, vals] : *ot) {
-        const std::string on(k.str()), of = f + ".expect.outputs." + on;
-        if (!outs.count(on) || on == primary)
-          c.fail(&vals, of, on == primary ? fmt::format("give {}'s values as expect.values", primary)
-                                          : fmt::format("{} has no output '{}'", to_string(p.op), on));
-        cs.expected_outputs[on] = values_of(c, vals, of);
-        cs.expected_outputs_line[on] = line_of(&vals);
-        if (static_cast<std::int64_t>(cs.expected_outputs[on].size()) != numel(outs.at(on)))
-          c.fail(&vals, of, fmt::format("{} values for output {} of {} elements", cs.expected_outputs[on].size(), on, numel(outs.at(on))));
-      }
-    }
-    if (auto v = et->get("tolerance_abs")) {
-      cs.expected_tolerance_abs = number(c, *v, f + ".expect.tolerance_abs");
-      if (!(*cs.expected_tolerance_abs >= 0)) c.fail(v, f + ".expect.tolerance_abs", "must be >= 0");
-    }
-    if (auto g = et->get("gate")) {
-      const toml::table* gt = g->as_table();
-      if (!gt) c.fail(g, f + ".expect.gate", "expected { metric = \"stab\", max = 10 }");
-      check_keys(c, *gt, f + ".expect.gate", {"metric", "max"});
-      if (!gt->get("metric") || !gt->get("max")) c.fail(g, f + ".expect.gate", "gate needs metric and max");
-      const std::string ms = string_of(c, *gt->get("metric"), f + ".expect.gate.metric");
-      auto m = parse_metric(ms);
-      if (!m) c.fail(gt->get("metric"), f + ".expect.gate.metric", fmt::format("unknown metric '{}' (abs | rel | ulp | nmse | stab)", ms));
-      Gate gate;
-      gate.metric = *m;
-      gate.max = number(c, *gt->get("max"), f + ".expect.gate.max");
-      if (!(gate.max >= 0)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be >= 0");
-      gate.source = fmt::format("{}:{}", c.file, line_of(g));
-      cs.gate = gate;
-    }
-    for (auto kind : {Property::Kind::invariant_under, Property::Kind::changes_under}) {
-      const char* key = kind == Property::Kind::invariant_under ? "invariant_under" : "changes_under";
-      if (auto a = et->get(key)) {
-        const toml::array* arr = a->as_array();
-        if (!arr) c.fail(a, f + ".expect." + key, "expected an array of transforms like [{ shift = 10.0 }]");
-        for (auto& e : *arr) {
-          Property pr;
-          pr.kind = kind;
-          pr.line = line_of(&e);
-          pr.transform = transform_of(c, e, f + ".expect." + key, p, &pr);
-          cs.properties.push_back(std::move(pr));
-        }
-      }
-    }
-    structural_of(c, *et, f + ".expect", p, cs.structural);
-  }
-  if (auto n = node("recorded")) {
-    const toml::table* rt = n->as_table();
-    if (!rt) c.fail(n, f + ".recorded", "expected a table of sources");
-    for (auto& [src, outs] : *rt) {
-      const std::string sf = f + ".recorded." + std::string(src.str());
-      const toml::table* ot = outs.as_table();
-      if (!ot) c.fail(&outs, sf, "expected a table of outputs");
-      if (std::string_view(src.str()).find_first_of(": \t/") != std::string_view::npos || src.str().empty())
-        c.fail(&outs, sf, fmt::format("'{}' is not a recorded source's name (no ':', '/' or blanks)", src.str()));
-      if (!ot->contains("y")) c.fail(&outs, sf, "a recorded source needs at least output y");
-      const auto shapes = output_shapes(p);
-      Outputs o;
-      for (auto& [on, ov] : *ot) {
-        std::string dummy;
-        const std::string osf = sf + "." + std::string(on.str());
-        if (!shapes.count(std::string(on.str()))) c.fail(&ov, osf, fmt::format("{} has no output '{}'", to_string(p.op), on.str()));
-        const DType odt = output_dtype(p, std::string(on.str()));
-        Tensor y = tensor_of(c, ov, osf, odt, dummy);
-        if (y.dtype() != odt)
-          c.fail(&ov, osf, fmt::format("dtype {} differs from the output's dtype {}", dtype_name(y.dtype()), dtype_name(odt)));
-        const Shape& want = shapes.at(std::string(on.str()));
-        if (y.shape() != want)
-          c.fail(&ov, osf, fmt::format("shape {} differs from the output's {}", shape_str(y.shape()), shape_str(want)));
-        o[std::string(on.str())] = std::move(y);
-      }
-      cs.recorded[std::string(src.str())] = std::move(o);
-    }
-  }
+  if (const auto expect_t = layered("expect", f + ".expect")) expect_of(c, *expect_t, f, p, cs);
+  if (auto n = node("recorded")) recorded_of(c, n, f, p, cs);
   return cs;
 }
 
