@@ -58,7 +58,11 @@ TEST_CASE("rms_norm_quant: dynamic per-token e4m3fn of [1, 2, 3] is [144, 288, 4
   CHECK(o.at("y").rounded.get(0) == 144);
   CHECK(o.at("y").rounded.get(1) == 288);
   CHECK(o.at("y").rounded.get(2) == 448);
-  CHECK(std::fabs(o.at("y").exact[0] - 448.0L / 3) < 1e-15L);  // the exact pre-quantization value
+  // The exact pre-quantization value divides by the scale as stored (binary32): y_1 / fl32(y_3 / 448)
+  // with y_1 = 1 / sqrt(14/3), y_3 = 3 y_1; 448/3 to within binary32's rounding of the scale.
+  const long double y1 = 1.0L / std::sqrt(14.0L / 3), s32 = static_cast<float>(3 * y1 / 448);
+  CHECK(std::fabs(o.at("y").exact[0] - y1 / s32) < 1e-13L);
+  CHECK(std::fabs(o.at("y").exact[0] - 448.0L / 3) < 448.0L / 3 * 0x1p-24L);
   CHECK(o.at("scale").rounded.dtype() == DType::f32);
   CHECK(o.at("scale").rounded.get(0) == static_cast<float>(0.003099844084059882125781));
 }

@@ -82,6 +82,18 @@ static R ulp_impl(DType t, R r) noexcept {
 double ulp(DType t, double r) noexcept { return ulp_impl<double>(t, r); }
 long double ulp(DType t, long double r) noexcept { return ulp_impl<long double>(t, r); }
 
+double round_sum_to(DType t, double hi, double lo) noexcept {
+  const double r = round_to(t, hi);
+  if (t == DType::f64 || lo == 0 || !std::isfinite(hi) || !std::isfinite(r)) return r;
+  const double d = hi - r;  // exact: r is hi's nearest value of t
+  if (d == 0) return r;     // hi is a value of t: |lo| < half its ulp cannot move it
+  const double other = hi + d;
+  // hi is a midpoint iff the value as far beyond hi as r is below it is a value of t too
+  // (and hi + d was formed exactly).
+  const bool midpoint = other - hi == d && round_to(t, other) == other;
+  return midpoint && std::signbit(lo) == std::signbit(d) ? other : r;
+}
+
 bool representable(DType t, double v) noexcept {
   if (std::isnan(v)) return has_nan(t);
   if (std::isinf(v)) return has_inf(t);

@@ -138,6 +138,14 @@ double round_to(DType t, const Real& x, Rounding mode) {
   return r;
 }
 
+/// Rounds the unevaluated sum hi + lo once, to nearest-even, to the format `t`, where hi is
+/// a double and lo the (sign-carrying) remainder of the exact value beyond it, |lo| <=
+/// ulp(hi) / 2 (a TwoSum pair). round_to(t, hi) alone rounds twice where hi is exactly a
+/// midpoint of t and lo != 0: the exact value then lies on lo's side of the midpoint. For t
+/// = f64 the result is hi (the pair's own rounding). Source: the sticky bit of IEEE 754
+/// rounding; Boldo and Melquiond, "Emulation of FMA and correctly rounded sums" (2008).
+double round_sum_to(DType t, double hi, double lo) noexcept;
+
 /// Rounds `x` once, to nearest-even, to the format `t` (round_to above with
 /// Rounding::nearest_even): subnormals by gradual underflow; values at or beyond
 /// max_finite + ulp/2 become +-inf (NaN for fp8_e4m3fn); NaN stays NaN; int8 saturates.

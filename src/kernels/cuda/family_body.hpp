@@ -88,7 +88,7 @@ NORMCHECK_HD FamilyStats<A> group_stats(const GroupView<A>& v, std::int64_t dof,
     st.r = quiet_nan<A>();
     return st;
   }
-  st.s = row_scale(static_cast<double>(amax), Limits<A>::max_up);
+  st.s = row_scale(static_cast<double>(amax), max_scale_up(Limits<A>::max_up, eps));
   st.sa = static_cast<A>(st.s);
   st.mu = g.reduce_sum([&](int t) { return v.sum_scaled(t, G, st.sa); }) / static_cast<A>(v.m);
   st.ss = g.reduce_sum([&](int t) { return v.sum_sq(t, G, st.sa, st.mu); });

@@ -17,8 +17,8 @@
 //   3. ss = group sum of (x s - mu)^2, each square added by one fma (two-pass: no
 //      E[x^2] - E[x]^2 cancellation);
 //   4. r = 1 / D_s(ss / dof) in binary64 from the binary32 ss (the CPU kernels'
-//      inv_scaled_denominator), rounded once to A; ss == 0 gives 0 when eps > 0 (a
-//      constant row: zeros) and +inf when eps == 0 (0 * inf: NaN, as the reference);
+//      inv_scaled_denominator), rounded once to A; ss == 0 with eps == 0 gives +inf
+//      (0 * inf: NaN, as the reference); with eps > 0, D(eps) s (finite: max_scale_up);
 //   5. y = (x s - mu) r, then gamma * y or fma(gamma, y, beta), rounded once (RNE) to the
 //      output dtype.
 // Accumulation order of each group sum: thread t adds its values in increasing column
@@ -264,6 +264,15 @@ template <class A> NORMCHECK_HD void track_max(A& m, A v) {
 
 /// Power-of-two scale s = 2^-e with max|x| = f 2^e, f in [0.5, 1); 1 for a zero row; at
 /// most 2^max_up. The CPU kernels' row_scale (kernels/cpu/row_kernel.hpp), same values.
+/// The CPU kernels' max_scale_up (kernels/cpu/row_kernel.hpp): eps s^2 stays below 2^1020.
+NORMCHECK_HD int max_scale_up(int max_up, double eps) {
+  if (!(eps > 0)) return max_up;
+  int e = 0;
+  (void)::frexp(eps, &e);
+  const int cap = (1020 - e) / 2;
+  return cap < max_up ? cap : max_up;
+}
+
 NORMCHECK_HD double row_scale(double amax, int max_up) {
   if (amax == 0) return 1.0;
   int e = 0;
@@ -273,9 +282,9 @@ NORMCHECK_HD double row_scale(double amax, int max_up) {
 
 /// 1 / D_s for the scaled statistic vs = v s^2 of a row scaled by s, in binary64: the CPU
 /// kernels' inv_scaled_denominator (kernels/cpu/row_kernel.hpp), same operations.
-/// all_zero (ss == 0): 0 when eps > 0, +inf when eps == 0.
+/// all_zero (ss == 0): +inf when eps == 0; with eps > 0 not special (the CPU kernels' note).
 NORMCHECK_HD double inv_scaled_denominator(double vs, double s, bool all_zero, double eps, EpsPlacement pl) {
-  if (all_zero) return eps > 0 ? 0.0 : HUGE_VAL;
+  if (all_zero && !(eps > 0)) return HUGE_VAL;
   double D = 0;
   switch (pl) {
     case EpsPlacement::inside_sqrt: D = ::sqrt(vs + eps * s * s); break;
@@ -452,7 +461,7 @@ NORMCHECK_HD void normalize_row(const RowPasses<A, Tin, Tout, W>& p, const RowCo
     g.for_each([&](int t) { p.write_nan(t, G); });
     return;
   }
-  const double s = row_scale(static_cast<double>(amax), Limits<A>::max_up);
+  const double s = row_scale(static_cast<double>(amax), max_scale_up(Limits<A>::max_up, c.eps));
   const A sa = static_cast<A>(s);
   A mu = 0;
   if constexpr (kCenter) mu = g.reduce_sum([&](int t) { return p.sum_scaled(t, G, sa); }) / static_cast<A>(p.d);

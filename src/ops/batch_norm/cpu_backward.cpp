@@ -9,7 +9,7 @@
 // statistics are constants, r = 1/D(running_var) in binary64 rounded once to A,
 //   dx = (g dy) r,  n = (x - running_mean) r   (two roundings each).
 // Both: dgamma[ch] = sum dy n, dbeta[ch] = sum dy over the channel's R = m values
-// (lane-blocked). Error bound: backward_kernel.hpp; eval dx: 2 roundings.
+// (backward_kernel.hpp wide_dot: binary64, no spurious overflow). Error bound: backward_kernel.hpp; eval dx: 2 roundings.
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/backward_kernel.hpp"
 #include "spec/layout.hpp"
@@ -30,7 +30,7 @@ void batch_norm_backward_impl(const Problem& p, Outputs& out) {
   const Tensor& dy = p.inputs.at("dy");
   Tensor dx(p.out_dtype, x.shape());
   const bool batch_stats = c.training || !c.track_running_stats;
-  std::vector<A> dgamma(static_cast<std::size_t>(l.c)), dbeta(dgamma.size());
+  std::vector<double> dgamma(static_cast<std::size_t>(l.c)), dbeta(dgamma.size());  // wide_dot's sums
   auto at = [&](std::int64_t i, std::int64_t ch) { return (i * l.c + ch) * l.spatial; };
 #pragma omp parallel if (x.size() > 32768)
   {
@@ -42,21 +42,20 @@ void batch_norm_backward_impl(const Problem& p, Outputs& out) {
         load_row(x, at(i, ch), l.spatial, xb.data() + i * l.spatial);
         load_row(dy, at(i, ch), l.spatial, gb.data() + i * l.spatial);
       }
-      dbeta[ch] = blocked_sum(gb.data(), m, [](A v) { return v; });
+      dbeta[ch] = wide_dot<A>(gb.data(), nullptr, m);
       if (batch_stats) {
         std::fill(gg.begin(), gg.end(), g);
         const std::vector<A> dyv(gb);
         group_backward_in_place(xb.data(), gb.data(), m, true, dof, c, gg.empty() ? nullptr : gg.data());
-        dgamma[ch] = blocked_dot(dyv.data(), xb.data(), m);
+        dgamma[ch] = wide_dot(dyv.data(), xb.data(), m);
       } else {
         const A r = static_cast<A>(1.0 / scaled_denominator(static_cast<double>(rv[ch]), 1.0, c));
+        std::vector<A> dyv(gb);
         for (std::int64_t j = 0; j < m; ++j) {
-          xb[j] = (xb[j] - rm[ch]) * r;
-          const A d = gb[j];
-          gb[j] = (g * d) * r;
-          xb[j] *= d;  // dy n, for dgamma
+          xb[j] = (xb[j] - rm[ch]) * r;  // n
+          gb[j] = (g * gb[j]) * r;
         }
-        dgamma[ch] = blocked_sum(xb.data(), m, [](A v) { return v; });
+        dgamma[ch] = wide_dot(dyv.data(), xb.data(), m);  // sum dy n
       }
       for (std::int64_t i = 0; i < l.n; ++i) store_row(dx, at(i, ch), l.spatial, gb.data() + i * l.spatial);
     }

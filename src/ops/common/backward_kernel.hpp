@@ -101,8 +101,35 @@ std::vector<A> affine_gain(const Problem& p) {
   return load_param<A>(p.input("gamma"), p.conv.affine == Affine::one_plus_w);
 }
 
+/// sum_j a_j b_j (b null: sum_j a_j) in binary64 without a spurious overflow: for binary32
+/// data every product is exact in binary64 and no partial sum can overflow; for binary64
+/// data each factor is scaled by a power of two to |.| <= 1 first and the sum scaled back
+/// (exact scalings: the result overflows to +-inf only when the sum itself does). Summing in
+/// A overflowed: BN eval with x = [1.2e33, 3.8e21], dy = [-1.3e20, 7.7e18] made dy n
+/// = [-inf, +inf] in binary32 and dgamma NaN where the exact sum rounds to -inf (found by
+/// normcheck fuzz). Pairwise over chunks (blocked_sum's order).
+template <class A>
+double wide_dot(const A* a, const A* b, std::int64_t m) {
+  std::vector<double> pa(a, a + m), pb;
+  if (b) pb.assign(b, b + m);
+  int ea = 0, eb = 0;
+  if constexpr (sizeof(A) > sizeof(float)) {
+    double ma = 0, mb = 0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      ma = std::fmax(ma, std::fabs(pa[j]));
+      if (b) mb = std::fmax(mb, std::fabs(pb[j]));
+    }
+    if (std::isfinite(ma) && ma > 0) std::frexp(ma, &ea);
+    if (b && std::isfinite(mb) && mb > 0) std::frexp(mb, &eb);
+    for (auto& v : pa) v = std::ldexp(v, -ea);
+    for (auto& v : pb) v = std::ldexp(v, -eb);
+  }
+  const double s = b ? blocked_dot(pa.data(), pb.data(), m) : blocked_sum(pa.data(), m, [](double v) { return v; });
+  return std::ldexp(s, ea + eb);
+}
+
 /// Writes the parameter gradients dgamma (iff affine != none) and dbeta (iff gamma_beta),
-/// of the shape of gamma, from per-parameter sums held in A.
+/// of the shape of gamma, from per-parameter sums held in A (or binary64: wide_dot).
 template <class A>
 void store_param_grads(const Problem& p, Outputs& out, const std::vector<A>& dgamma, const std::vector<A>& dbeta) {
   if (p.conv.affine == Affine::none) return;

@@ -27,27 +27,34 @@ struct GroupStats {
   double s = 1;
   A mu_s = 0;
   A ss = 0;
+  double r = 0;  ///< 1 / D_s, the reciprocal the centered scaled values are multiplied by (binary64)
 };
 
-/// Normalizes a[0..m) in place (steps above). The affine part is the caller's.
+/// Normalizes a[0..m) in place (steps above). The affine part is the caller's. With
+/// apply = false, a is left at the centered scaled values x s - mu_s and the caller applies
+/// GroupStats::r itself (the quantizing norms form y in binary64: y = (x s - mu_s) r can be
+/// far below binary32's normal range while y / scale is not).
 template <class A>
-GroupStats<A> normalize_in_place(A* a, std::int64_t m, bool center, std::int64_t dof, const Convention& c) {
+GroupStats<A> normalize_in_place(A* a, std::int64_t m, bool center, std::int64_t dof, const Convention& c, bool apply = true) {
   GroupStats<A> g;
   A amax;
   scan_row(a, m, amax, g.nonfinite);
   if (g.nonfinite) {
     nan_row(a, m);
+    g.r = NAN;
     return g;
   }
-  g.s = row_scale(static_cast<double>(amax), sizeof(A) == 4 ? 100 : 1000);
+  g.s = row_scale(static_cast<double>(amax), max_scale_up(sizeof(A) == 4 ? 100 : 1000, c.eps));
   const A sa = static_cast<A>(g.s);
   for (std::int64_t j = 0; j < m; ++j) a[j] *= sa;  // exact
   if (center) {
-    g.mu_s = blocked_sum(a, m, [](A v) { return v; }) / static_cast<A>(m);
+    g.mu_s = row_mean(a, m);
     for (std::int64_t j = 0; j < m; ++j) a[j] -= g.mu_s;
   }
   g.ss = blocked_sum(a, m, [](A v) { return v * v; });
-  const A r = static_cast<A>(inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c));
+  g.r = inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c);
+  if (!apply) return g;
+  const A r = static_cast<A>(g.r);
   for (std::int64_t j = 0; j < m; ++j) a[j] *= r;
   return g;
 }
@@ -66,9 +73,14 @@ void saved_statistics(const GroupStats<A>& g, std::int64_t dof, const Convention
   rstd = g.ss == 0 && c.eps > 0 ? 1.0 / inv_denominator_zero(c) : static_cast<double>(r) * g.s;
 }
 
-/// Lane-blocked dot product sum a_j b_j (the accumulation order of blocked_sum).
+/// Dot product sum a_j b_j in blocked_sum's accumulation order (pairwise over chunks of
+/// kChunk, lane-blocked within a chunk).
 template <class A>
 A blocked_dot(const A* a, const A* b, std::int64_t m) noexcept {
+  if (m > kChunk) {
+    const std::int64_t chunks = (m + kChunk - 1) / kChunk, half = (chunks + 1) / 2 * kChunk;
+    return blocked_dot(a, b, half) + blocked_dot(a + half, b + half, m - half);
+  }
   A acc[kLanes] = {};
   std::int64_t j = 0;
   for (; j + kLanes <= m; j += kLanes)

@@ -1,12 +1,17 @@
 // Shared machinery of the CPU row kernels (layer_norm.cpp, rms_norm.cpp): element
 // access for every storage dtype, lane-blocked reductions, and the scaled denominator.
 //
-// Accumulation order: every reduction over a row of m values runs kLanes = 8
-// independent partial sums over j = 8k + l (the inner fixed-length loop vectorizes to
-// two SSE or one AVX register), then adds the lanes pairwise, then the scalar tail.
-// Forward error of such a sum s of m terms a_j: |s^ - s| <= gamma(m/8 + 4) sum |a_j|
-// worst case (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 4.2),
-// about sqrt(m/8) u sum |a_j| in practice.
+// Accumulation order: every reduction over a row of m values is cut into chunks of
+// kChunk = 64 values, summed pairwise (a chunk boundary halves the range each level); a
+// chunk runs kLanes = 8 independent partial sums over j = 8k + l (the inner fixed-length
+// loop vectorizes to two SSE or one AVX register), adds the lanes pairwise, then the scalar
+// tail. Forward error of such a sum s of m terms a_j: |s^ - s| <= gamma(8 + 3 +
+// ceil(log2(m / 64))) sum |a_j| worst case (Higham, Accuracy and Stability of Numerical
+// Algorithms, 2nd ed., 4.2 and 4.6: 8 additions per lane, 3 to combine the lanes, one per
+// pairwise level), about sqrt of that in practice. The worst case is reachable: one value
+// 2^24 times the rest, in one lane, with the rest each near half an ulp of it, made a plain
+// 8-lane sum of m = 4097 squares round every one of its 512 additions the same way
+// (relative error 2.8e-5, rstd 93 units of the gate 73: found by normcheck fuzz).
 //
 // Range: each row is scaled by s = 2^-e, with e the exponent of max |x|, before any
 // sum or square (exact: a power of two), so squares of values near 1e19..1e38 do not
@@ -80,9 +85,11 @@ void store_row(Tensor& y, std::int64_t off, std::int64_t m, const A* buf) {
   }
 }
 
-/// Lane-blocked sum of f(a[j]) for j < m (see the accumulation order above).
+constexpr std::int64_t kChunk = 64;
+
+/// Lane-blocked sum of f(a[j]) for j < m <= kChunk (one chunk of blocked_sum).
 template <class A, class F>
-A blocked_sum(const A* a, std::int64_t m, F f) noexcept {
+A lane_sum(const A* a, std::int64_t m, F f) noexcept {
   A acc[kLanes] = {};
   std::int64_t j = 0;
   for (; j + kLanes <= m; j += kLanes)
@@ -92,6 +99,15 @@ A blocked_sum(const A* a, std::int64_t m, F f) noexcept {
   A s = acc[0];
   for (; j < m; ++j) s += f(a[j]);
   return s;
+}
+
+/// Sum of f(a[j]) for j < m in the accumulation order above: pairwise over chunks of
+/// kChunk values, lane-blocked within a chunk.
+template <class A, class F>
+A blocked_sum(const A* a, std::int64_t m, F f) noexcept {
+  if (m <= kChunk) return lane_sum(a, m, f);
+  const std::int64_t chunks = (m + kChunk - 1) / kChunk, half = (chunks + 1) / 2 * kChunk;
+  return blocked_sum(a, half, f) + blocked_sum(a + half, m - half, f);
 }
 
 /// Row scan: max |a_j| and whether any a_j is NaN or infinite.
@@ -118,9 +134,25 @@ void scan_row(const A* a, std::int64_t m, A& amax, bool& nonfinite) noexcept {
   nonfinite = b != 0;
 }
 
+/// The largest exponent a row may be scaled up by for this eps: eps s^2, the scaled
+/// denominator's eps term (formed in binary64 by inv_scaled_denominator), stays below 2^1020
+/// (eps s below 2^1020 too). Unbounded, a binary64 row of |x| ~ 1e-193 (s ~ 2^639) with
+/// eps = 1e-5 made eps s^2 overflow, D = inf and y = 0 where the exact y is +-1.26e-190
+/// (found by normcheck fuzz). Where the cap binds, eps s^2 >= 2^1019 while the scaled
+/// statistic is at most m (|x s| <= 1), so D = sqrt(eps) s to within binary64 rounding and
+/// the scaled squares cannot underflow unless eps s^2 dominates them by 2^1000 anyway.
+inline int max_scale_up(int max_up, double eps) noexcept {
+  if (!(eps > 0)) return max_up;
+  int e = 0;
+  std::frexp(eps, &e);  // eps < 2^e
+  const int cap = (1020 - e) / 2;
+  return cap < max_up ? cap : max_up;
+}
+
 /// Power-of-two scale s = 2^-e with max|x| = f 2^e, f in [0.5,1); 1 for a zero row;
 /// at most 2^max_up (so that s itself is finite in the accumulation type: a row of
-/// subnormals then lands near 2^-22 instead of 0.5, still far from underflow).
+/// subnormals then lands near 2^-22 instead of 0.5, still far from underflow; callers pass
+/// max_scale_up(.., eps) so that the eps term stays finite too).
 inline double row_scale(double amax, int max_up) noexcept {
   if (amax == 0) return 1.0;
   int e = 0;
@@ -130,9 +162,12 @@ inline double row_scale(double amax, int max_up) noexcept {
 
 /// Reciprocal of the scaled denominator D(v) s for a row scaled by s, whose scaled
 /// statistic (variance or mean square) is vs = v s^2, formed in binary64 (per row).
-/// Returns 0 when the row is constant (ss == 0) and eps > 0 (then every centered value
-/// is exactly 0 and the output is 0), and +inf when D = 0 (0/0: NaN outputs, as the
-/// reference gives).
+/// `all_zero` (ss == 0) with eps = 0 gives +inf (D = 0: 0/0, NaN outputs, as the
+/// reference gives). With eps > 0, ss == 0 is not special: D = D(eps) s is finite (the
+/// scale is capped by max_scale_up), so a row whose centered values are all 0 gives 0, and
+/// a row of nonzero values whose scaled squares underflowed (binary64 subnormals under the
+/// cap) gives x / D(eps), as it must. (An earlier shortcut returned 0 for ss == 0 and eps
+/// > 0: RMSNorm of [-4e-323] gave -0, exact -1.25e-320; found by normcheck fuzz.)
 inline double inv_scaled_denominator(double vs, double s, bool all_zero, const Convention& c) noexcept {
   const double eps = c.eps;
   double D = 0;
@@ -142,7 +177,7 @@ inline double inv_scaled_denominator(double vs, double s, bool all_zero, const C
     case EpsPlacement::clamp_var: D = std::sqrt(std::fmax(vs, eps * s * s)); break;
     case EpsPlacement::clamp_norm: D = std::fmax(std::sqrt(vs), eps * s); break;
   }
-  if (all_zero) return eps > 0 ? 0.0 : HUGE_VAL;
+  if (all_zero && !(eps > 0)) return HUGE_VAL;
   return 1.0 / D;
 }
 
@@ -181,6 +216,18 @@ struct AffineParams {
   }
 };
 
+/// The mean of a[0..m) for centering: blocked_sum / m, except for a constant row, whose
+/// mean is its value exactly (the blocked sum and the division round: a row of ten copies of
+/// 0.1f centered to +-2^-27 instead of 0 and, with eps = 0, normalized to +-1 where the exact
+/// result is 0/0 = NaN; found by normcheck fuzz). The check stops at the first difference.
+template <class A>
+A row_mean(const A* a, std::int64_t m) noexcept {
+  bool constant = true;
+  for (std::int64_t j = 1; j < m && constant; ++j) constant = a[j] == a[0];
+  if (constant) return m > 0 ? a[0] : A(0);
+  return blocked_sum(a, m, [](A v) { return v; }) / static_cast<A>(m);
+}
+
 /// Fills a row with quiet NaN (a group holding NaN or +-inf, as the reference defines).
 template <class A>
 void nan_row(A* buf, std::int64_t m) noexcept {
@@ -214,12 +261,12 @@ void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nul
         if (mean) mean->set(r, NAN);
         if (rstd) rstd->set(r, NAN);
       } else {
-        const double s = row_scale(static_cast<double>(amax), sizeof(A) == 4 ? 100 : 1000);
+        const double s = row_scale(static_cast<double>(amax), max_scale_up(sizeof(A) == 4 ? 100 : 1000, p.conv.eps));
         const A sa = static_cast<A>(s);
         for (std::int64_t j = 0; j < l.m; ++j) a[j] *= sa;  // exact
         A mu = 0;
         if (center) {
-          mu = blocked_sum(a, l.m, [](A v) { return v; }) / static_cast<A>(l.m);
+          mu = row_mean(a, l.m);
           for (std::int64_t j = 0; j < l.m; ++j) a[j] -= mu;
         }
         const A ss = blocked_sum(a, l.m, [](A v) { return v * v; });

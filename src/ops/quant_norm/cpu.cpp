@@ -1,8 +1,10 @@
 // CPU norm + quantization: per row, [the residual add of ops/fused_add_norm/row_kernel.hpp],
-// the two-pass, 2^-e-scaled normalization of ops/common/group_kernel.hpp and the affine in
-// A (binary32; binary64 for f64 data or accumulation), then in A: the dynamic scale
-// s = max(max_j |y_j| / qmax, scale_floor) (one division), v_j = y_j / s (divisor form; the
-// multiplier form forms 1/s once and multiplies), and one conversion of v_j into out_dtype
+// the two-pass, 2^-e-scaled normalization of ops/common/group_kernel.hpp in A (binary32;
+// binary64 for f64 data or accumulation), the reciprocal and the affine in binary64, then
+// in binary64: the dynamic scale
+// s = max(max_j |y_j| / qmax, scale_floor) (one division) stored in binary32, v_j = y_j / s
+// with that stored s (divisor form; the multiplier form forms fl32(1/s) once and multiplies),
+// and one conversion of v_j into out_dtype
 // (round_to / round_to_saturating of core/dtype.hpp, from the exact binary32 value).
 // Error of v_j: the norm's (m/8 + 10) u c_j worst case, two roundings for the scale and the
 // division, two for the residual add: within 1 + 12 + sqrt(m) units of u c_v past the half
@@ -19,17 +21,6 @@ namespace normcheck::ops::quant {
 namespace {
 
 namespace kd = kernels::cpu::detail;
-
-/// max_j |a_j|, NaN when some a_j is NaN.
-template <class A>
-A max_abs(const A* a, std::int64_t m) {
-  A mx = 0;
-  for (std::int64_t j = 0; j < m; ++j) {
-    if (std::isnan(a[j])) return std::numeric_limits<A>::quiet_NaN();
-    mx = std::fabs(a[j]) > mx ? std::fabs(a[j]) : mx;
-  }
-  return mx;
-}
 
 template <class A>
 Outputs forward(const Problem& p, const Faults& f) {
@@ -48,36 +39,53 @@ Outputs forward(const Problem& p, const Faults& f) {
   Convention qc = c;  // the conversion's convention (the faults change it)
   if (f.no_saturation) qc.saturate = false;
   if (f.toward_zero) qc.rounding = Rounding::toward_zero;
-  // Pass 1: every row's y (and its max |y|, or max |n| for the pre-gamma fault).
-  std::vector<A> ys(static_cast<std::size_t>(x.size())), amax(static_cast<std::size_t>(l.rows));
+  // Pass 1: every row's y in binary64 (and its max |y|, or max |n| for the pre-gamma fault):
+  // y_j = g_j (x s - mu_s)_j r (+ b_j), from the centered scaled values in A and the binary64
+  // reciprocal r: a row whose y lies below binary32's normal range (eps dominating a tiny
+  // variance) keeps its digits, as the ratios y / scale need (binary32 y rounded them to a
+  // few bits: RMS of [-8.4e-45, ..., -4.2e-45] into int8 gave -65 for -64.48; found by
+  // normcheck fuzz). Two roundings more than the A path, each <= u relative.
+  std::vector<double> ys(static_cast<std::size_t>(x.size())), amax(static_cast<std::size_t>(l.rows));
+  std::vector<A> buf(static_cast<std::size_t>(l.m));
   for (std::int64_t r = 0; r < l.rows; ++r) {
-    A* a = ys.data() + r * l.m;
+    A* a = buf.data();
+    double* yr = ys.data() + r * l.m;
     if (residual) add.row(r, l.m, a);
     else kd::load_row(x, r * l.m, l.m, a);
-    kd::normalize_in_place(a, l.m, center, dof, c);
-    if (f.scale_pre_gamma) amax[static_cast<std::size_t>(r)] = max_abs(a, l.m);
-    aff.apply(a, l.m);
-    if (!f.scale_pre_gamma) amax[static_cast<std::size_t>(r)] = max_abs(a, l.m);
+    const auto st = kd::normalize_in_place(a, l.m, center, dof, c, /*apply=*/false);
+    double mn = 0, my = 0;
+    for (std::int64_t j = 0; j < l.m; ++j) {
+      const double n = static_cast<double>(a[j]) * st.r;
+      const double g = aff.gamma.empty() ? 1.0 : static_cast<double>(aff.gamma[static_cast<std::size_t>(j)]);
+      const double b = aff.beta.empty() ? 0.0 : static_cast<double>(aff.beta[static_cast<std::size_t>(j)]);
+      yr[j] = aff.affine == Affine::gamma_beta ? g * n + b : g * n;
+      mn = std::isnan(n) || std::isnan(mn) ? NAN : std::fmax(mn, std::fabs(n));
+      my = std::isnan(yr[j]) || std::isnan(my) ? NAN : std::fmax(my, std::fabs(yr[j]));
+    }
+    amax[static_cast<std::size_t>(r)] = f.scale_pre_gamma ? mn : my;
   }
   if (f.per_tensor) {
-    A all = 0;
-    for (A v : amax) all = std::isnan(v) || std::isnan(all) ? std::numeric_limits<A>::quiet_NaN() : (v > all ? v : all);
-    for (A& v : amax) v = all;
+    double all = 0;
+    for (double v : amax) all = std::isnan(v) || std::isnan(all) ? NAN : (v > all ? v : all);
+    for (double& v : amax) v = all;
   }
   // Pass 2: the scale and the conversion.
-  const A given = dynamic ? A(1) : kd::load_param<A>(p.input("scale"))[0];
+  const double given = dynamic ? 1.0 : static_cast<double>(kd::load_param<A>(p.input("scale"))[0]);
   for (std::int64_t r = 0; r < l.rows; ++r) {
-    const A* a = ys.data() + r * l.m;
-    A s = given, inv = given;  // divisor s, multiplier inv
+    const double* a = ys.data() + r * l.m;
+    double s = given, inv = given;  // divisor s, multiplier inv
     if (dynamic) {
-      s = amax[static_cast<std::size_t>(r)] / qmax;
-      if (s < floor) s = floor;
-      inv = A(1) / s;
-      scale.set(r, static_cast<double>(divisor ? s : inv));
+      s = amax[static_cast<std::size_t>(r)] / static_cast<double>(qmax);
+      if (s < static_cast<double>(floor)) s = static_cast<double>(floor);
+      // The scale is stored in binary32, and y_q is what that stored value dequantizes:
+      // divide by fl32(s), or multiply by fl32(1 / s).
+      inv = static_cast<float>(1.0 / s);
+      s = static_cast<float>(s);
+      scale.set(r, divisor ? s : inv);
     }
     for (std::int64_t j = 0; j < l.m; ++j) {
-      const A v = divisor ? a[j] / s : a[j] * inv;
-      y.set(r * l.m + j, quantize(p.out_dtype, qc, static_cast<double>(v)));
+      const double v = divisor ? a[j] / s : a[j] * inv;
+      y.set(r * l.m + j, quantize(p.out_dtype, qc, v));
     }
   }
   Outputs o{{"y", std::move(y)}};

@@ -4,6 +4,14 @@
 // ops/fused_add_norm/reference.hpp), the scale s in the divisor form, v_j = y_j / s exactly,
 // then the one quantization of v_j.
 //
+// A dynamic scale is an output stored in binary32, and dequantization reads that value
+// (y ~ y_q * scale): v_j divides by the scale as stored, s32 = fl32(s) (the multiplier form:
+// multiplies by fl32(1/s)), as vLLM's and TensorRT-LLM's per-token kernels do. Where s is a
+// normal binary32 this moves v_j by at most u |v_j|, which c_v below already grants; where
+// it is not (a row of tiny values: s underflows to a subnormal or 0), it is the only value
+// a kernel can be judged against (found by normcheck fuzz: LN of [0, 0, -2^-149] into e5m2
+// has s ~ 1.5e-47, stored as 0).
+//
 // The exact value reported for y_q is v_j itself (the pre-quantization value; checks measure
 // in quantization steps, checks/metrics.hpp quantized_stab), clamped to +-qmax where the
 // convention saturates (the clamp is 1-Lipschitz: a kernel within k u c of v is within k u c
@@ -81,6 +89,9 @@ ExactOutputs quant_rows(const Problem& p) {
       const T cs = s * (rel_s + (s == floor ? T(0) : T(1)));
       if (divisor) detail::put(scale, r, s, static_cast<double>(cs));
       else detail::put(scale, r, T(1) / s, static_cast<double>(cs / (s * s)));
+      // The scale as stored (binary32) is what v divides by (the multiplier form: the
+      // stored reciprocal); NaN stays NaN.
+      if (!isnan(s)) s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
     }
     for (std::int64_t j = 0; j < l.m; ++j) {
       const std::int64_t i = r * l.m + j;
