@@ -16,6 +16,7 @@
 namespace normcheck {
 
 struct ConventionKey;  // spec/convention.hpp
+class Sampler;        // spec/sample.hpp
 
 /// A deliberately wrong kernel (the test-only backend mutant:<name>), registered with the
 /// op whose fault it models. Names are unique over the whole table.
@@ -82,6 +83,11 @@ struct OpDef {
   void (*cpu)(const ValidProblem&, Outputs&) = nullptr;
   /// Deliberately wrong kernels modelling this op's fault kinds.
   std::vector<MutantDef> mutants = {};
+  /// The coverage matrix and fuzzing (spec/sample.hpp): fills a problem whose op, default
+  /// convention, acc_dtype and out_dtype are set with inputs drawn at s.dims() (groups of
+  /// about dims().width values, about dims().rows of them) and, when s.vary(), the op's own
+  /// convention choices (affine, its parameters). draw_problem() then sets eps and dy.
+  void (*sample)(Sampler& s, Problem& p) = nullptr;
 
   bool has_backward() const noexcept { return backward_outputs != nullptr; }
 };

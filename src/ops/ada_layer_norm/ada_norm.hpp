@@ -25,5 +25,8 @@ ExactOutputs reference_double(const ValidProblem& p);
 void cpu(const ValidProblem& p, Outputs& out);
 extern const ConventionKey gated_key;
 std::vector<MutantDef> mutants();
+/// OpDef::sample: x [B, T, width] (B 1 or 2), scale U(-0.5, 0.5), shift, and sometimes
+/// (forward) the gate.
+void sample(Sampler& s, Problem& p);
 
 }  // namespace normcheck::ops::ada

@@ -20,6 +20,7 @@ extern const OpDef ada_rms_norm_def{
     .reference_double = ada::reference_double,
     .cpu = ada::cpu,
     .mutants = ada::mutants(),
+    .sample = ada::sample,
 };
 
 }  // namespace normcheck::ops

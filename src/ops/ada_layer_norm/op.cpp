@@ -8,6 +8,7 @@
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/mutants.hpp"
 #include "ops/common/precision.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/registry.hpp"
 #include "spec/layout.hpp"
 #include "spec/rules.hpp"
@@ -76,6 +77,21 @@ const ConventionKey gated_key{"gated", "the gate input [B, d] is given and the o
                               [](const FieldSource& s, Convention& c) { c.gated = s.boolean("gated"); },
                               [](const Convention& c) -> ConventionValue { return c.gated; }};
 
+void sample(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  const std::int64_t b = s.vary() && d.rows >= 2 ? s.pick<std::int64_t>({1, 2}) : 1;
+  const Shape bd{b, d.width};
+  p.inputs["x"] = s.x(Shape{b, (d.rows + b - 1) / b, d.width}, d.width);
+  p.conv.normalized_shape = Shape{d.width};
+  p.inputs["scale"] = s.uniform(bd, d.param, -0.5, 0.5);
+  p.inputs["shift"] = s.shift(bd);
+  if (s.vary() && !d.backward && s.coin(0.3)) {
+    p.conv.gated = true;
+    p.inputs["gate"] = s.shift(bd);
+  }
+  sampling::statistic(s, p, d.width);
+}
+
 std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::ada_broadcast_over_batch>("adaln_tokens_and_batch")}; }
 
 }  // namespace ada
@@ -96,6 +112,7 @@ extern const OpDef ada_layer_norm_def{
     .reference_double = ada::reference_double,
     .cpu = ada::cpu,
     .mutants = ada::mutants(),
+    .sample = ada::sample,
 };
 
 }  // namespace normcheck::ops

@@ -8,6 +8,7 @@
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/mutants.hpp"
 #include "ops/common/precision.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/batch_norm/reference.hpp"
 #include "ops/batch_norm/reference_backward.hpp"
 #include "ops/registry.hpp"
@@ -119,6 +120,38 @@ const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls 
                               [](const FieldSource& s, Convention& c) { c.sequence = s.boolean("sequence"); },
                               [](const Convention& c) -> ConventionValue { return c.sequence; }};
 
+/// OpDef::sample: x [N, C, L] with N * L = width values per channel (L a divisor of width
+/// among 1, 2, 4), C = rows; training (batch statistics) or eval, running stats tracked or
+/// not, momentum 0.1 | 0.5 | none (cumulative); running_var U(0.25, 4). Batch statistics
+/// need two values per channel: a width of 1 draws eval with running stats.
+void sample(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  std::int64_t l = 1;
+  if (s.vary())
+    for (std::int64_t k : {s.pick<std::int64_t>({1, 2, 4}), std::int64_t{1}})
+      if (d.width % k == 0) { l = k; break; }
+  const std::int64_t n = d.width / l, c = d.rows;
+  p.inputs["x"] = s.x(sampling::channel_shape(n, c, l), l);
+  Convention& cv = p.conv;
+  if (s.vary()) {
+    cv.training = s.coin(0.7);
+    cv.track_running_stats = s.coin(0.85);
+    cv.momentum = s.pick<std::optional<double>>({0.1, 0.5, std::nullopt});
+    if (!cv.momentum) cv.num_batches_tracked = s.pick<std::int64_t>({0, 3});
+  }
+  if (d.width < 2) {
+    cv.training = false;
+    cv.track_running_stats = true;
+  }
+  if (!cv.training && !cv.track_running_stats) cv.track_running_stats = true;
+  if (cv.track_running_stats) {
+    p.inputs["running_mean"] = s.shift(Shape{c});
+    p.inputs["running_var"] = s.uniform(Shape{c}, d.param, 0.25, 4.0);
+  }
+  sampling::statistic(s, p, d.width);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta}, Shape{c});
+}
+
 namespace mut = kernels::mutant;
 
 }  // namespace
@@ -148,6 +181,7 @@ extern const OpDef batch_norm_def{
     },
     .mutants = {mut::def<mut::Fault::bn_biased_running_var>("bn_13_train_momentum1"), mut::def<mut::Fault::bn_stats_over_batch_only>("bn_nchw_train"),
                 mut::def<mut::Fault::bn_eval_batch_stats>("bn_13_eval"), mut::def<mut::Fault::bn_backward_constant_stats>("bn_bwd_train_123")},
+    .sample = sample,
 };
 
 }  // namespace normcheck::ops

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ops/common/mutants.hpp"
+#include "ops/common/sample.hpp"
 #include "spec/layout.hpp"
 #include "spec/rules.hpp"
 
@@ -56,6 +57,13 @@ std::map<std::string, DType> saved_statistics_dtypes(const Problem& p) {
 ReductionLayout groups(const Problem& p) { return row_groups(p, row_layout(p).m); }
 
 std::int64_t group_size(const Problem& p) { return row_layout(p).m; }
+
+void sample(Sampler& s, Problem& p) {
+  sampling::rows_x(s, p);
+  sampling::statistic(s, p, s.dims().width);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta, Affine::one_plus_w},
+                   p.conv.normalized_shape);
+}
 
 std::int64_t param_reduction(const Problem& p) { return p.conv.affine == Affine::none ? 0 : p.x().size() / row_layout(p).m; }
 

@@ -23,6 +23,9 @@ std::map<std::string, DType> saved_statistics_dtypes(const Problem& p);
 /// One group per row of m = numel(normalized_shape) values.
 ReductionLayout groups(const Problem& p);
 std::int64_t group_size(const Problem& p);
+/// OpDef::sample: x [rows, width], affine none | gamma | gamma_beta | one_plus_w, the
+/// statistic choices (ops/common/sample.hpp).
+void sample(Sampler& s, Problem& p);
 /// dgamma/dbeta elements sum over the rows (0 without parameters).
 std::int64_t param_reduction(const Problem& p);
 /// The row norms' mutants (ops/common/row_mutants.cpp, backward_mutants.cpp); each one's

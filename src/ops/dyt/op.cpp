@@ -9,6 +9,7 @@
 #include "ops/common/precision.hpp"
 #include "ops/dyt/dyt.hpp"
 #include "ops/dyt/reference.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/registry.hpp"
 #include "spec/layout.hpp"
 #include "spec/rules.hpp"
@@ -105,6 +106,13 @@ const MutantDef kSechFromTanh{"dyt_sech_from_tanh", "backward: dyt with sech^2 z
                                 return wide(*p) ? sech_from_tanh<double>(p) : sech_from_tanh<float>(p);
                               }};
 
+/// OpDef::sample: x [rows, width], alpha U(0.1, 2), affine none | gamma | gamma_beta.
+void sample(Sampler& s, Problem& p) {
+  sampling::rows_x(s, p);
+  p.inputs["alpha"] = s.uniform(Shape{1}, s.dims().param, 0.1, 2.0);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta}, p.conv.normalized_shape);
+}
+
 }  // namespace
 
 extern const OpDef dyt_def{
@@ -123,6 +131,7 @@ extern const OpDef dyt_def{
     .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp); },
     .cpu = dyt::cpu,
     .mutants = {kAlphaIgnored, kTanhByExp, kSechFromTanh},
+    .sample = sample,
 };
 
 }  // namespace normcheck::ops

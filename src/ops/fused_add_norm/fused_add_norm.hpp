@@ -31,6 +31,10 @@ bool has_residual(const Problem& p) noexcept;
 void validate_residual(const Problem& p, bool required);
 /// h's dtype: the residual's.
 DType h_dtype(const Problem& p);
+/// OpDef::sample's residual part (spec/sample.hpp): residual of x's shape in x's dtype or,
+/// for narrow x, sometimes binary32 (bf16 activations with an f32 residual stream); bias
+/// sometimes; norm_input rounded or unrounded.
+void sample_residual(Sampler& s, Problem& p);
 
 /// The CPU kernel (cpu.cpp): y and h. With `flip_norm_input` the norm reads the other value
 /// (the unrounded sum where the convention says rounded, and the reverse): the mutants.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ops/common/precision.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/fused_add_norm/fused_add_norm.hpp"
 #include "ops/fused_add_norm/reference.hpp"
 #include "ops/registry.hpp"
@@ -49,6 +50,15 @@ void validate_residual(const Problem& p, bool required) {
   }
 }
 
+void sample_residual(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  const Tensor& x = p.x();
+  const DType rdt = d.x != DType::f64 && d.x != DType::f32 && s.vary() && s.coin(0.3) ? DType::f32 : d.x;
+  p.inputs["residual"] = s.data(x.shape(), rdt, d.width);
+  if (s.vary() && s.coin(0.3)) p.inputs["bias"] = s.shift(p.conv.normalized_shape);
+  if (s.vary() && s.coin(0.3)) p.conv.norm_input = NormInput::unrounded;
+}
+
 ExactOutputs reference(const ValidProblem& vp) {
   const Problem& p = *vp;
   return normcheck::reference::detail::at_working_precision(
@@ -70,6 +80,14 @@ void validate(const Problem& p) {
 }
 
 std::map<std::string, Shape> outputs(const Problem& p) { return {{"y", p.x().shape()}, {"h", p.x().shape()}}; }
+
+void sample(Sampler& s, Problem& p) {
+  sampling::rows_x(s, p);
+  fused::sample_residual(s, p);
+  sampling::statistic(s, p, s.dims().width);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta, Affine::one_plus_w},
+                   p.conv.normalized_shape);
+}
 std::map<std::string, DType> output_dtypes(const Problem& p) { return {{"h", fused::h_dtype(p)}}; }
 std::int64_t group_size(const Problem& p) { return numel(p.conv.normalized_shape); }
 ReductionLayout groups(const Problem& p) { return row_groups(p, numel(p.conv.normalized_shape)); }
@@ -115,6 +133,7 @@ extern const OpDef fused_add_rms_norm_def{
     .reference_double = fused::reference_double,
     .cpu = fused::cpu,
     .mutants = {kReadsUnrounded, kReadsRounded},
+    .sample = sample,
 };
 
 extern const OpDef fused_add_layer_norm_def{
@@ -133,6 +152,7 @@ extern const OpDef fused_add_layer_norm_def{
     .reference_double = fused::reference_double,
     .cpu = fused::cpu,
     .mutants = {},  // the two readings' mutants are registered once, with fused_add_rms_norm; they run both ops
+    .sample = sample,
 };
 
 }  // namespace normcheck::ops

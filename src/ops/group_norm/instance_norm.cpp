@@ -21,6 +21,7 @@ extern const OpDef instance_norm_def{
     .reference = group_norms::reference_exact,
     .reference_double = group_norms::reference_double,
     .cpu = group_norms::cpu,
+    .sample = group_norms::sample,
 };
 
 }  // namespace normcheck::ops

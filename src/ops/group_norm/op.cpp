@@ -5,6 +5,7 @@
 #include "ops/common/channel_op.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/mutants.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/group_norm/group_norm.hpp"
 #include "ops/registry.hpp"
 #include "spec/convention.hpp"
@@ -48,6 +49,29 @@ std::int64_t group_size(const Problem& p) {
 
 ReductionLayout groups(const Problem& p) { return row_groups(p, group_size(p)); }
 
+void sample(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  std::int64_t n, c, l;
+  if (p.op == Op::group_norm) {
+    std::int64_t cpg = 1;  // channels per group: a divisor of width among 1..4
+    if (s.vary())
+      for (std::int64_t k : {s.pick<std::int64_t>({1, 2, 3, 4}), std::int64_t{1}})
+        if (d.width % k == 0) { cpg = k; break; }
+    const std::int64_t G = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1;
+    p.conv.num_groups = G;
+    c = G * cpg;
+    l = d.width / cpg;
+    n = std::max<std::int64_t>(1, (d.rows + G - 1) / G);
+  } else {
+    c = std::min<std::int64_t>(d.rows, s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1);
+    l = d.width;
+    n = std::max<std::int64_t>(1, (d.rows + c - 1) / c);
+  }
+  p.inputs["x"] = s.x(sampling::channel_shape(n, c, l), l);
+  sampling::statistic(s, p, d.width);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta}, Shape{c});
+}
+
 void cpu(const ValidProblem& p, Outputs& o) {
   if (p->conv.direction == Direction::backward) kernels::cpu::group_norm_backward(*p, o);
   else kernels::cpu::group_norm_forward(*p, o);
@@ -82,6 +106,7 @@ extern const OpDef group_norm_def{
     .reference_double = group_norms::reference_double,
     .cpu = group_norms::cpu,
     .mutants = {kernels::mutant::def<kernels::mutant::Fault::gn_interleaved_groups>("gn_two_groups")},
+    .sample = group_norms::sample,
 };
 
 }  // namespace normcheck::ops

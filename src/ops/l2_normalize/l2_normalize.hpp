@@ -29,5 +29,8 @@ void cpu(const ValidProblem& p, Outputs& out);
 /// The `axes` key: axes of x reduced over (negative from the end), any subset.
 extern const ConventionKey axes_key;
 std::vector<MutantDef> mutants();
+/// OpDef::sample: x [rows, width] over the last axis (sometimes axes = [0]: strided
+/// groups); scale_norm's g U(0.5, 2).
+void sample(Sampler& s, Problem& p);
 
 }  // namespace normcheck::ops::l2

@@ -7,6 +7,7 @@
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/mutants.hpp"
 #include "ops/common/precision.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/l2_normalize/l2_normalize.hpp"
 #include "ops/l2_normalize/reference.hpp"
 #include "ops/l2_normalize/reference_backward.hpp"
@@ -82,6 +83,13 @@ const ConventionKey axes_key{"axes", "axes of x reduced over (negative from the 
                              [](const FieldSource& s, Convention& c) { c.axes = s.integers("axes"); },
                              [](const Convention& c) -> ConventionValue { return c.axes; }};
 
+void sample(Sampler& s, Problem& p) {
+  sampling::rows_x(s, p);
+  // Sometimes over the leading axis instead: groups strided by the row length.
+  if (s.vary() && p.x().shape().size() == 2 && s.coin(0.2)) p.conv.axes = {0};
+  if (p.op == Op::scale_norm) p.inputs["g"] = s.uniform(Shape{1}, s.dims().param, 0.5, 2.0);
+}
+
 std::vector<MutantDef> mutants() { return {kernels::mutant::def<kernels::mutant::Fault::l2_eps_added>("l2_clamped_below_eps")}; }
 
 }  // namespace l2
@@ -104,6 +112,7 @@ extern const OpDef l2_normalize_def{
     .reference_double = l2::reference_double,
     .cpu = l2::cpu,
     .mutants = l2::mutants(),
+    .sample = l2::sample,
 };
 
 }  // namespace normcheck::ops

@@ -20,6 +20,7 @@ extern const OpDef scale_norm_def{
     .reference_double = l2::reference_double,
     .cpu = l2::cpu,
     .mutants = l2::mutants(),
+    .sample = l2::sample,
 };
 
 }  // namespace normcheck::ops

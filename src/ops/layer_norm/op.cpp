@@ -27,6 +27,7 @@ extern const OpDef layer_norm_def{
       else kernels::cpu::layer_norm_forward(*p, o);
     },
     .mutants = rows::mutants(),
+    .sample = rows::sample,
 };
 
 }  // namespace normcheck::ops

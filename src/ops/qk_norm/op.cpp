@@ -7,6 +7,7 @@
 #include "ops/common/mutants.hpp"
 #include "ops/common/precision.hpp"
 #include "ops/qk_norm/reference.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/registry.hpp"
 #include "spec/convention.hpp"
 #include "spec/layout.hpp"
@@ -62,6 +63,24 @@ const ConventionKey kQkForm{"qk_form", "rms (RMSNorm per head, scores / sqrt(d_k
                             },
                             [](const Convention& c) -> ConventionValue { return std::string(to_string(c.qk_form)); }};
 
+/// OpDef::sample: q [B, H, T, d_k], k [B, H, S, d_k] with d_k = width, B * H * T about
+/// rows; the rms form with gains none | gamma | one_plus_w, or the l2 form with g.
+void sample(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  const std::int64_t h = s.vary() && d.rows >= 2 ? s.pick<std::int64_t>({1, 2}) : 1;
+  const std::int64_t t = (d.rows + h - 1) / h, kv = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 2;
+  p.inputs["q"] = s.x(Shape{1, h, t, d.width}, d.width);
+  p.inputs["k"] = s.x(Shape{1, h, kv, d.width}, d.width);
+  if (s.vary() && s.coin(0.25)) {
+    p.conv.qk_form = QkForm::l2;
+    p.conv.eps_placement = EpsPlacement::clamp_norm;
+    p.inputs["g"] = s.uniform(Shape{1}, d.param, 0.5, 2.0);
+    return;
+  }
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::one_plus_w}, Shape{d.width}, "q_gamma", "q_beta");
+  if (const Tensor* g = p.input("q_gamma")) p.inputs["k_gamma"] = p.conv.affine == Affine::one_plus_w ? s.uniform(g->shape(), d.param, -0.5, 0.5) : s.gain(g->shape());
+}
+
 }  // namespace
 
 extern const OpDef qk_norm_def{
@@ -81,6 +100,7 @@ extern const OpDef qk_norm_def{
     .reference_double = [](const ValidProblem& vp) { return reference::qk_norm<double>(*vp); },
     .cpu = [](const ValidProblem& p, Outputs& o) { kernels::cpu::qk_norm_forward(*p, o); },
     .mutants = {kernels::mutant::def<kernels::mutant::Fault::qk_norm_across_heads>("qk_rms_heads")},
+    .sample = sample,
 };
 
 }  // namespace normcheck::ops

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ops/common/precision.hpp"
+#include "ops/common/sample.hpp"
 #include "ops/fused_add_norm/fused_add_norm.hpp"
 #include "ops/quant_norm/quant_norm.hpp"
 #include "ops/quant_norm/reference.hpp"
@@ -131,6 +132,31 @@ const MutantDef kPerTensor{"quant_per_tensor_scale",
                            "quant_dynamic_int8_rows_differ", [](const Problem& p) { return quant_op(p) && dynamic(p); },
                            [](const ValidProblem& p) { return quant::cpu_with(*p, {.per_tensor = true}); }};
 
+/// OpDef::sample: x [rows, width], sometimes a fused residual; out_dtype e4m3fn | e5m2 |
+/// int8 (unless the draw names one); the dynamic per-token scale (sometimes with a floor) or
+/// a static one of about 4 / qmax (so that some values saturate); divisor or multiplier form;
+/// saturation (int8 always), nearest-even or nearest-away rounding.
+void sample(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  sampling::rows_x(s, p);
+  if (s.vary() && s.coin(0.3)) fused::sample_residual(s, p);
+  if (!is_quantized(p.out_dtype)) p.out_dtype = s.pick({DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8});
+  Convention& c = p.conv;
+  if (s.vary()) {
+    if (s.coin(0.3)) c.quant_scale = QuantScale::static_per_tensor;
+    if (s.coin(0.2)) c.scale_form = ScaleForm::multiplier;
+    if (p.out_dtype != DType::int8 && s.coin(0.2)) c.saturate = false;
+    if (s.coin(0.2)) c.rounding = Rounding::nearest_away;
+    if (c.quant_scale == QuantScale::dynamic_per_token && s.coin(0.3)) c.scale_floor = 1e-6;
+  }
+  if (c.quant_scale == QuantScale::static_per_tensor) {
+    const double qmax = p.out_dtype == DType::int8 ? 127.0 : format_info(p.out_dtype).max_finite;
+    p.inputs["scale"] = s.uniform(Shape{1}, DType::f32, 2.0 / qmax, 8.0 / qmax);
+  }
+  sampling::statistic(s, p, d.width);
+  sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta}, c.normalized_shape);
+}
+
 const std::vector<const ConventionKey*> kParams{&fused::kNormInput, &kQuantScale, &kScaleForm, &kSaturate, &kRounding, &kScaleFloor};
 constexpr std::string_view kNoBackward = "a quantizing norm is an inference kernel: forward only (rounding has no gradient)";
 
@@ -153,6 +179,7 @@ extern const OpDef rms_norm_quant_def{
     .reference_double = [](const ValidProblem& p) { return eval<double>(*p); },
     .cpu = quant::cpu,
     .mutants = {kNoSaturation, kTowardZero, kPreGamma, kPerTensor},
+    .sample = sample,
 };
 
 extern const OpDef layer_norm_quant_def{
@@ -172,6 +199,7 @@ extern const OpDef layer_norm_quant_def{
     .reference_double = [](const ValidProblem& p) { return eval<double>(*p); },
     .cpu = quant::cpu,
     .mutants = {},  // the quantization mutants are registered once, with rms_norm_quant; they run both ops
+    .sample = sample,
 };
 
 }  // namespace normcheck::ops

@@ -26,6 +26,7 @@ extern const OpDef rms_norm_def{
       else kernels::cpu::rms_norm_forward(*p, o);
     },
     .mutants = rows::mutants(),
+    .sample = rows::sample,
 };
 
 }  // namespace normcheck::ops

@@ -1,0 +1,37 @@
+#include "ops/common/sample.hpp"
+
+namespace normcheck::ops::sampling {
+
+void rows_x(Sampler& s, Problem& p) {
+  const Dims& d = s.dims();
+  Shape xs{d.rows, d.width};
+  if (d.rows % 2 == 0 && s.coin(0.3)) xs = {2, d.rows / 2, d.width};
+  p.inputs["x"] = s.x(xs, d.width);
+  p.conv.normalized_shape = Shape{d.width};
+}
+
+void affine(Sampler& s, Problem& p, std::initializer_list<Affine> allowed, const Shape& shape, const char* gamma,
+            const char* beta) {
+  if (s.vary()) p.conv.affine = *(allowed.begin() + static_cast<std::ptrdiff_t>(s.index(allowed.size())));
+  switch (p.conv.affine) {
+    case Affine::none: break;
+    case Affine::gamma: p.inputs[gamma] = s.gain(shape); break;
+    case Affine::gamma_beta:
+      p.inputs[gamma] = s.gain(shape);
+      p.inputs[beta] = s.shift(shape);
+      break;
+    case Affine::one_plus_w: p.inputs[gamma] = s.uniform(shape, s.dims().param, -0.5, 0.5); break;
+  }
+}
+
+void statistic(Sampler& s, Problem& p, std::int64_t m) {
+  if (!s.vary()) return;
+  if (s.coin(0.15)) p.conv.eps_placement = s.pick({EpsPlacement::outside_sqrt, EpsPlacement::clamp_var});
+  if (m >= 2 && s.coin(0.1)) p.conv.variance = Variance::unbiased;
+}
+
+Shape channel_shape(std::int64_t n, std::int64_t channels, std::int64_t spatial) {
+  return Shape{n, channels, spatial};
+}
+
+}  // namespace normcheck::ops::sampling

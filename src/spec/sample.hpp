@@ -1,0 +1,118 @@
+// The dimensions along which normalization kernels go wrong (issue 12), as data, and the
+// drawing of a problem at a point of them. One draw = one Dims value; each op turns it into
+// inputs and its own convention fields through its OpDef::sample hook (in its folder), so the
+// coverage matrix (cases/matrix.hpp) and `normcheck fuzz` (run/fuzz.hpp) know no op by name.
+//
+// Dimensions: reduction width m (the values one statistic reduces), number of groups (rows),
+// the dtypes of x, of the parameters and of the output, the magnitude regime of the data,
+// the eps regime relative to the data's statistic, and the direction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/op.hpp"
+
+namespace normcheck {
+
+/// The magnitude regime of a data tensor, per normalization group ("row"):
+///   normal     N(0, 1) times a power of two in [2^-4, 2^4] per row
+///   integers   integers in [-8, 8] (sums exact in every format)
+///   shifted    mean 2^(p/2 + 1) (p = the dtype's precision), std 1: a large mean, a tiny spread
+///   huge       |x| ~ 2^e with e above half the largest exponent: the squares overflow the dtype
+///   tiny       |x| ~ 2^e with e below half the smallest normal exponent: the squares underflow
+///   subnormal  small multiples of the dtype's smallest subnormal
+///   mixed      N(0, 1) with one element per row times 2^p and one times 2^-p
+///   constant   one value per row (variance 0: eps alone bounds the gain)
+///   zeros      +0 and -0
+///   nonfinite  N(0, 1) with one NaN, +inf or -inf in one position of one row
+enum class Regime : std::uint8_t { normal, integers, shifted, huge, tiny, subnormal, mixed, constant, zeros, nonfinite };
+/// eps relative to the data's variance v (estimated from the drawn x):
+///   typical      1e-5 (the frameworks' default)
+///   zero         0
+///   dominant     1e3 v (eps decides the gain)
+///   comparable   v / 2 (both terms count; a factor 2 from the kink of clamp_var /
+///                clamp_norm, where the gradient jumps: eps = v exactly put the exact
+///                branch at the mercy of the variance's last bit)
+///   unrepresentable  1.3 v (1 + 2^-30): a binary64 value no narrower dtype holds
+enum class EpsRegime : std::uint8_t { typical, zero, dominant, comparable, unrepresentable };
+
+std::string_view to_string(Regime r) noexcept;
+std::string_view to_string(EpsRegime r) noexcept;
+std::optional<Regime> parse_regime(std::string_view s) noexcept;
+std::optional<EpsRegime> parse_eps_regime(std::string_view s) noexcept;
+const std::vector<Regime>& all_regimes();
+const std::vector<EpsRegime>& all_eps_regimes();
+
+/// One point of the coverage matrix. `width` and `rows` are what the op should aim at: an
+/// op whose layout cannot give exactly `width` values per group (group_norm's C/G * L) takes
+/// the nearest it can. `out`: the output dtype (x's unless a quantizing op draws an 8-bit one).
+struct Dims {
+  std::int64_t width = 8;  ///< values per normalization group, >= 1
+  std::int64_t rows = 2;   ///< normalization groups (rows, (n, g) pairs, channels), >= 1
+  DType x = DType::f32;    ///< data dtype (x, residual, dy)
+  DType param = DType::f32;  ///< parameters' dtype (gamma, beta, scale, shift...)
+  std::optional<DType> out;  ///< output dtype; empty: x's (quantizing ops: their own draw)
+  Regime regime = Regime::normal;
+  EpsRegime eps = EpsRegime::typical;
+  bool backward = false;   ///< the gradients (ops with a backward), input dy ~ N(0, 1)
+  bool default_convention = false;  ///< op parameters and affine at the op's defaults
+  std::uint64_t seed = 1;  ///< the values and the op's own choices
+  /// "layer_norm w=17 rows=3 x=bf16 param=f32 regime=shifted eps=typical seed=5"
+  std::string str() const;
+};
+
+/// Draws values and choices for one problem at `dims`, deterministically for dims.seed.
+/// The ops' sample hooks call it; nothing here knows an op.
+class Sampler {
+ public:
+  explicit Sampler(const Dims& d);
+  const Dims& dims() const noexcept { return d_; }
+
+  /// A data tensor of `shape` in `dt`: groups of `group` consecutive values, each drawn per
+  /// the regime (dims().regime); the nonfinite regime puts its one NaN/inf in the first
+  /// group that the rng picks. Values are rounded once to dt.
+  Tensor data(const Shape& shape, DType dt, std::int64_t group);
+  /// x: data(shape, dims().x, group).
+  Tensor x(const Shape& shape, std::int64_t group) { return data(shape, d_.x, group); }
+  /// A gain (gamma, 1 + scale): distinct per index, U(0.5, 1.5), in the parameter dtype.
+  Tensor gain(const Shape& shape);
+  /// A shift (beta, bias): U(-1, 1) in the parameter dtype.
+  Tensor shift(const Shape& shape);
+  /// Values U(lo, hi) in `dt` (running_var, alpha, a static scale...).
+  Tensor uniform(const Shape& shape, DType dt, double lo, double hi);
+
+  /// True with probability p (none of the op's own choices when default_convention).
+  bool coin(double p);
+  /// One of `n` indices, uniformly.
+  std::size_t index(std::size_t n);
+  template <class T>
+  T pick(std::initializer_list<T> choices) {
+    return *(choices.begin() + static_cast<std::ptrdiff_t>(index(choices.size())));
+  }
+  /// The op's own convention choices are drawn (not the defaults).
+  bool vary() const noexcept { return !d_.default_convention; }
+  std::mt19937_64& rng() noexcept { return rng_; }
+
+ private:
+  Dims d_;
+  std::mt19937_64 rng_;
+  bool nonfinite_placed_ = false;
+};
+
+/// The problem of `op` at `dims`: the op's default convention, acc_dtype f64 for f64 data
+/// (else f32), the op's sample hook (inputs, its own parameters, affine), eps per the eps
+/// regime, dy for a backward draw. Throws SpecError when the op has no sample hook, cannot
+/// be drawn at dims (a backward draw of an op without one, an 8-bit output for an op that
+/// has none) or the drawn problem is not valid (the hook's bug: validate() is the judge).
+ValidProblem draw_problem(Op op, const Dims& dims);
+
+/// An estimate of the variance of x's first normalization group (spec/layout.hpp groups):
+/// what the eps regimes are relative to. 1 for a constant or non-finite group.
+double first_group_variance(const Problem& p);
+
+}  // namespace normcheck
