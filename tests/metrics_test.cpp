@@ -75,6 +75,20 @@ TEST_CASE("metrics: NaN where NaN is exact costs nothing, NaN elsewhere is infin
   CHECK(m.stab.coords == std::vector<std::int64_t>{0, 1});
 }
 
+TEST_CASE("metrics: a non-finite mismatch is infinite in every metric, nmse and rel included", "[metrics][nan]") {
+  // issue 19: exact NaN, the backend returns 0: nmse skipped the element and an nmse gate passed.
+  const auto ref = exact_of(DType::f32, {4}, {NAN, NAN, 1.0L, HUGE_VALL}, {NAN, NAN, 1, 1});
+  for (const std::vector<double>& v : {std::vector<double>{0, 0, 1, HUGE_VAL}, std::vector<double>{NAN, NAN, 1, 3},
+                                       std::vector<double>{NAN, NAN, NAN, HUGE_VAL}}) {
+    const MetricSet m = measure(Tensor::from_doubles(DType::f32, {4}, v), ref, DType::f32, DType::f32);
+    CHECK(m.nan_mismatches >= 1);
+    for (double e : {m.abs.value, m.rel.value, m.ulp.value, m.stab.value, m.nmse}) CHECK((std::isinf(e) && e > 0));
+  }
+  const MetricSet ok = measure(Tensor::from_doubles(DType::f32, {4}, {NAN, NAN, 1, HUGE_VAL}), ref, DType::f32, DType::f32);
+  CHECK(ok.nmse == 0);
+  CHECK(ok.rel.value == 0);
+}
+
 TEST_CASE("metrics: literal comparison reports the worst element by coordinates", "[metrics]") {
   const Tensor got = Tensor::from_doubles(DType::f64, {2, 2}, {1, 2, 3, 4.5});
   const LiteralError le = compare_literal(got, {1, 2, 3, 4}, DType::f64);

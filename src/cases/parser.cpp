@@ -476,6 +476,13 @@ void expect_of(const Ctx& c, const Layered& et, const std::string& f, const Prob
         pr.kind = kind;
         pr.line = line_of(&e);
         pr.transform = transform_of(c, e, f + ".expect." + key, p, &pr);
+        // The transformed problem must be valid too, here with its line: found at run time,
+        // it ended the whole run with exit 2 and no file:line (issue 19).
+        try {
+          check(pr.transform.apply(p));
+        } catch (const SpecError& err) {
+          c.fail(&e, f + ".expect." + key, fmt::format("{} makes the problem invalid: {}: {}", pr.transform.str(), err.field, err.what()));
+        }
         cs.properties.push_back(std::move(pr));
       }
     }

@@ -138,9 +138,17 @@ class PropertyCheck final : public Check {
     const bool inv = pr_.kind == Property::Kind::invariant_under;
     const std::string pname = fmt::format("{} {}", inv ? "invariant_under" : "changes_under", pr_.str());
     if (!transformed_) {  // once per case, shared by every backend
-      ValidProblem q = validate(pr_.transform.apply(p));
-      ExactOutputs qref = reference::evaluate_exact(q);
-      transformed_.emplace(std::move(q), std::move(qref));
+      // The parser checks the transformed problem; one made otherwise (a test, the API)
+      // that is not valid fails this check, never the whole run.
+      std::optional<ValidProblem> q;
+      try {
+        q = validate(pr_.transform.apply(p));
+      } catch (const SpecError& ex) {
+        out.push_back({pname, Status::failed, fmt::format("the transformed problem is not valid: {}: {}", ex.field, ex.what())});
+        return;
+      }
+      ExactOutputs qref = reference::evaluate_exact(*q);
+      transformed_.emplace(std::move(*q), std::move(qref));
     }
     const auto& [q, qref] = *transformed_;
     if (auto why = e.backend.unsupported(q, {})) {  // e.g. a recorded source has no output for Tx

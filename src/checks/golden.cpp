@@ -65,6 +65,34 @@ std::string golden_path(const std::string& case_file) {
   return (root / "golden" / rel).string();
 }
 
+namespace {
+
+/// The shape of a golden file: {"cases": {NAME: {"outputs": {OUT: {"digest": "...",
+/// "values": ["hex", ...]?}}}}}. Anything else is a malformed file: UsageError naming the
+/// file and the field (it gave "internal error", exit 3: issue 19).
+void check_schema(const nlohmann::json& g, const std::string& gp) {
+  auto bad = [&](const std::string& field, const std::string& what) {
+    throw UsageError(fmt::format("{}: {}: {}", gp, field, what));
+  };
+  if (!g.is_object()) bad("(top level)", "expected an object with \"cases\"");
+  if (!g.contains("cases") || !g["cases"].is_object()) bad("cases", "expected an object of cases by name");
+  for (auto& [cn, c] : g["cases"].items()) {
+    const std::string f = "cases." + cn;
+    if (!c.is_object() || !c.contains("outputs") || !c["outputs"].is_object()) bad(f + ".outputs", "expected an object of outputs by name");
+    for (auto& [on, o] : c["outputs"].items()) {
+      const std::string of = f + ".outputs." + on;
+      if (!o.is_object() || !o.contains("digest") || !o["digest"].is_string()) bad(of + ".digest", "expected a digest string");
+      if (o.contains("values")) {
+        if (!o["values"].is_array()) bad(of + ".values", "expected an array of hex floats");
+        for (auto& v : o["values"])
+          if (!v.is_string()) bad(of + ".values", "expected an array of hex floats (strings)");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<GoldenMismatch> check_golden(const std::string& case_file) {
   std::vector<GoldenMismatch> out;
   const std::string gp = golden_path(case_file);
@@ -76,6 +104,7 @@ std::vector<GoldenMismatch> check_golden(const std::string& case_file) {
   } catch (const std::exception& e) {
     return {{case_file, "", fmt::format("{}: not valid JSON: {}", gp, e.what())}};
   }
+  check_schema(g, gp);
   const auto cases = parse_case_file(case_file);
   for (const auto& cs : cases) {
     if (!g["cases"].contains(cs.name)) { out.push_back({case_file, cs.name, fmt::format("missing from {}", gp)}); continue; }

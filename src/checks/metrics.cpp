@@ -57,7 +57,7 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     }
     s.nan_mismatches += mismatch;
     const long double ar = std::fabs(r);
-    const long double rel = e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar);
+    const long double rel = mismatch ? HUGE_VALL : e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar);
     const long double u = ulp(out, std::isfinite(r) ? r : 0.0L);
     const long double c = ref.cond[static_cast<std::size_t>(i)];
     const long double denom = u / 2 + u_acc * (std::isfinite(c) ? c : 0.0L);
@@ -65,9 +65,12 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     update(s.rel, static_cast<double>(rel), i, y, r);
     update(s.ulp, static_cast<double>(e / u), i, y, r);
     update(s.stab, static_cast<double>(e == 0 ? 0 : is_quantized(out) ? quantized_stab(e, u, u_acc * c) : e / denom), i, y, r);
-    if (std::isfinite(r)) { se += e * e; sr += r * r; }
+    if (std::isfinite(r) && !mismatch) { se += e * e; sr += r * r; }
   }
-  s.nmse = static_cast<double>(se == 0 ? 0 : (sr == 0 ? HUGE_VALL : se / sr));
+  // A non-finite mismatch (NaN for a number, inf for a finite value, a number for NaN) is an
+  // infinite error in every metric, nmse included: nmse skipped non-finite exact elements,
+  // so an nmse gate passed a backend returning 0 where the exact result is NaN (issue 19).
+  s.nmse = static_cast<double>(s.nan_mismatches > 0 ? HUGE_VALL : se == 0 ? 0 : (sr == 0 ? HUGE_VALL : se / sr));
   for (Worst* w : {&s.abs, &s.rel, &s.ulp, &s.stab})
     if (w->index >= 0) w->coords = unravel(got.shape(), w->index);
   return s;

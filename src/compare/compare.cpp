@@ -298,6 +298,14 @@ CompareResult compare_dumps(const Dump& a, const Dump& b, double tol) {
       const Tensor& ya = a.tensors.at(out);
       const Tensor& yb = b.tensors.at(out);
       const auto ra = reference::evaluate_exact(*pa).at("y");
+      // An output of another shape than its input cannot be measured: it fails the gate (it
+      // made the gate "-" and the verdict SAME, exit 0; issue 19).
+      auto shape_error = [&](const Tensor& y, const Problem& p) {
+        return y.shape() == p.x().shape() ? std::string()
+                                          : fmt::format("{} has shape {}, its input {}", out, shape_str(y.shape()), shape_str(p.x().shape()));
+      };
+      lc.a_shape_error = shape_error(ya, *pa);
+      lc.b_shape_error = shape_error(yb, *pb);
       if (ya.shape() == pa->x().shape()) lc.a_exact = measure(ya, ra, ya.dtype(), pa->conv.acc_dtype);
       if (yb.shape() == pb->x().shape())
         lc.b_exact = lc.inputs_match ? measure(yb, ra, yb.dtype(), pb->conv.acc_dtype)
@@ -379,6 +387,8 @@ std::string format_compare_table(const CompareResult& r) {
   auto fail_line = [&](const char* side, const std::optional<std::size_t>& k, bool a) {
     if (!k) return fmt::format("first gate failure ({}): none\n", side);
     const LayerCompare& l = r.layers[*k];
+    if (const std::string& se = a ? l.a_shape_error : l.b_shape_error; !se.empty())
+      return fmt::format("first gate failure ({}): layer {}: {}\n", side, l.layer, se);
     const Worst& w = (a ? *l.a_exact : *l.b_exact).stab;
     return fmt::format("first gate failure ({}): layer {}: stab {} > {} at [{}] got {:.9g} exact {:.12Lg}\n", side, l.layer,
                        num(w.value), num(l.gate.max), fmt::join(w.coords, ","), w.got, w.exact);
@@ -407,6 +417,8 @@ std::string format_compare_json(const CompareResult& r) {
     if (l.has_reference) {
       lj["gate"] = {{"metric", to_string(l.gate.metric)}, {"max", l.gate.max}, {"source", l.gate.source}};
       lj["inputs_match"] = l.inputs_match;
+      if (!l.a_shape_error.empty()) lj["a_shape_error"] = l.a_shape_error;
+      if (!l.b_shape_error.empty()) lj["b_shape_error"] = l.b_shape_error;
       if (l.a_exact) lj["a_vs_exact"] = exact_json(*l.a_exact);
       if (l.b_exact) lj["b_vs_exact"] = exact_json(*l.b_exact);
       lj["closer"] = l.closer;

@@ -97,8 +97,10 @@ struct LayerCompare {
   Gate gate;
   std::optional<MetricSet> a_exact, b_exact;
   std::string closer;              ///< "A", "B", "tie" (by max stab), "" without reference
-  bool a_fails() const { return a_exact && !(a_exact->value(gate.metric) <= gate.max); }
-  bool b_fails() const { return b_exact && !(b_exact->value(gate.metric) <= gate.max); }
+  /// A side's output whose shape is not its input's: a failure, never "not measured".
+  std::string a_shape_error, b_shape_error;
+  bool a_fails() const { return !a_shape_error.empty() || (a_exact && !(a_exact->value(gate.metric) <= gate.max)); }
+  bool b_fails() const { return !b_shape_error.empty() || (b_exact && !(b_exact->value(gate.metric) <= gate.max)); }
   const TensorDiff* worst() const;  ///< the tensor with the largest ulp difference
 };
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Hostile input and false passes (issue 19), end to end: each block failed before its fix
+# (exit 0 on a check that could not pass, or an internal error, exit 3, on bad input). Also
+# normcheck fuzz's exit codes and case file (issue 12). Run by ctest from the source root
+# with NORMCHECK set.
+set -u
+nc=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+nc=$(cd "$(dirname "$nc")" && pwd)/$(basename "$nc")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+expect() {  # expect NAME WANT_RC CMD...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; tail -n 15 "$tmp/out" "$tmp/err"; fi
+}
+contains() {  # contains NAME FILE PATTERN
+  if grep -qE -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: no /$3/ in $2"; tail -n 15 "$2"; fi
+}
+
+# ---- an nmse gate never passes a non-finite mismatch ------------------------------------
+cat >"$tmp/nan.toml" <<'T'
+[[case]]
+name = "nanx"
+op = "layer_norm"
+dtype = "f64"
+convention = { eps = 0.0 }
+inputs.x = { values = [2, 2, 2, 2] }
+expect.gate = { metric = "nmse", max = 1e-6 }
+recorded.zeros.y = { shape = [4], values = [0, 0, 0, 0], dtype = "f64" }
+T
+expect "nmse: zeros where the exact output is NaN" 1 "$nc" run --no-progress "$tmp/nan.toml" -b zeros
+contains "nmse is infinite" "$tmp/out" "nmse = inf"
+
+# ---- compare: an output of another shape than its input fails ----------------------------
+python3 - "$tmp" <<'P'
+import json, os, struct, sys
+def npy(path, shape, values):  # a little-endian float64 .npy, version 1.0
+    h = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }" % "".join(f"{d}, " for d in shape)
+    h = h + " " * (63 - (len(h) + 10) % 64) + "\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack(f"<{len(values)}d", *values))
+for side in "ab":
+    d = os.path.join(sys.argv[1], "c" + side)
+    os.makedirs(d)
+    npy(os.path.join(d, "l.input.npy"), [2, 4], [1, 2, 3, 4, 5, 6, 7, 9])
+    npy(os.path.join(d, "l.output.npy"), [8], [0] * 8)
+    json.dump({"op": "layer_norm", "eps": 1e-5}, open(os.path.join(d, "l.json"), "w"))
+P
+expect "compare: [8] output for a [2, 4] input on both sides" 1 "$nc" compare "$tmp/ca" "$tmp/cb"
+contains "names the shapes" "$tmp/out" "first gate failure \(A\): layer l: l.output has shape \[8\], its input \[2, 4\]"
+expect "compare: recomputed by cpu" 1 "$nc" compare "$tmp/ca" --backend cpu
+
+# ---- a property transform that makes an input invalid: file:line at parse time -----------
+cat >"$tmp/tr.toml" <<'T'
+[[case]]
+name = "ok"
+op = "layer_norm"
+dtype = "f64"
+inputs.x = { values = [1, 2, 3] }
+
+[[case]]
+name = "bn"
+op = "batch_norm"
+dtype = "f64"
+convention = { momentum = 0.1 }
+inputs.x = { values = [[1.0], [3.0]] }
+inputs.running_mean = { values = [0.0] }
+inputs.running_var = { values = [2.0] }
+expect.changes_under = [{ shift = -10.0, input = "running_var" }]
+T
+expect "transform making running_var negative" 2 "$nc" run --no-progress "$tmp/tr.toml"
+contains "names file, line and field" "$tmp/err" "tr.toml:15: case.bn.expect.changes_under: running_var:shift\(-10\) makes the problem invalid"
+expect "--list refuses it too" 2 "$nc" run --list --no-progress "$tmp/tr.toml"
+
+# ---- a malformed golden file: exit 2 naming the file and field, never internal error ----
+mkdir -p "$tmp/g/cases" "$tmp/g/golden"
+printf '[[case]]\nname = "a"\nop = "layer_norm"\ndtype = "f64"\ninputs.x = { values = [1, 3] }\n' >"$tmp/g/cases/w.toml"
+expect "golden --update" 0 "$nc" golden --update "$tmp/g/cases/w.toml"
+expect "golden matches" 0 "$nc" golden "$tmp/g/cases/w.toml"
+for bad in '[1,2,3]' '{"x":1}' '{"cases":{"a":{}}}' '{"cases":{"a":{"outputs":{"y":{"digest":7}}}}}' \
+           '{"cases":{"a":{"outputs":{"y":{"digest":"d","values":[1]}}}}}'; do
+  echo "$bad" >"$tmp/g/golden/w.json"
+  expect "malformed golden $bad" 2 "$nc" golden "$tmp/g/cases/w.toml"
+  contains "names the golden file" "$tmp/err" "golden/w.json: "
+  if grep -q "internal error" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL internal error for $bad"; fi
+done
+
+# ---- normcheck fuzz: exit codes, the shrunk case file, no false pass ----------------------
+expect "fuzz cpu passes 40 draws" 0 "$nc" fuzz -b cpu --count 40 --no-progress
+contains "says what it evaluated" "$tmp/out" "^fuzz cpu seed 1: 40 draws in .*: 40 evaluated, 0 skipped"
+expect "fuzz a mutant" 1 "$nc" fuzz -b mutant:eps_outside_sqrt --op layer_norm --count 200 --no-progress -o "$tmp/found.toml"
+contains "prints a rerun line" "$tmp/out" "rerun: .* fuzz --backend mutant:eps_outside_sqrt --seed 1 --draw [0-9]+ --op layer_norm"
+draw=$(sed -nE 's/^FAILED draw ([0-9]+) .*/\1/p' "$tmp/out" | head -1)
+expect "the case file fails on the mutant" 1 "$nc" run --no-progress "$tmp/found.toml" -b mutant:eps_outside_sqrt
+expect "... and passes on reference and cpu" 0 "$nc" run --no-progress "$tmp/found.toml" -b reference,cpu --strict
+expect "the rerun line reproduces the draw" 1 "$nc" fuzz -b mutant:eps_outside_sqrt --op layer_norm --seed 1 --draw "$draw" --no-progress
+expect "-o never overwrites a file" 2 "$nc" fuzz -b mutant:eps_outside_sqrt --op layer_norm --count 200 --no-progress -o "$tmp/found.toml"
+expect "a backend that evaluates nothing never passes" 1 "$nc" fuzz -b onednn --op rms_norm --count 20 --no-progress
+contains "says nothing was checked" "$tmp/out" "evaluated none of the 20 draws: nothing was checked"
+expect "one backend only" 2 "$nc" fuzz -b cpu,reference --count 5 --no-progress
+expect "unknown op" 2 "$nc" fuzz -b cpu --op layer_nrom --count 5 --no-progress
+
+echo "cli_hostile: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
