@@ -92,7 +92,7 @@ TEST_CASE("sample: a draw is a function of its dims, and the regimes put what th
     const auto [op2, d2] = fuzz_draw(opt, i);
     CHECK(op1 == op2);
     CHECK(d1.str() == d2.str());
-    CHECK(d1.width * d1.rows <= (1 << 15));
+    CHECK((d1.width * d1.rows <= (1 << 15) || (d1.rows > 65535 && d1.width <= 3)));
   }
 }
 
@@ -113,7 +113,7 @@ TEST_CASE("fuzz: the cpu kernels meet the default gate on 300 draws of every op"
   CHECK(rep.failures.empty());
 }
 
-TEST_CASE("fuzz: every mutant is found within 400 draws of its op and shrunk to a small case the correct kernels pass", "[fuzz][mutant]") {
+TEST_CASE("fuzz: every mutant is found within 400 draws of its ops and shrunk to at most 256 values the correct kernels pass", "[fuzz][mutant]") {
   for (const MutantDef* m : ops::mutants()) {
     const std::string name = "mutant:" + std::string(m->name);
     INFO(name);
@@ -121,16 +121,17 @@ TEST_CASE("fuzz: every mutant is found within 400 draws of its op and shrunk to 
     FuzzOptions opt;
     opt.seed = 1;
     opt.count = 400;
-    for (Op op : ops::all())  // the first op that registers the mutant (normcheck fuzz --op)
+    for (Op op : ops::all())  // the ops that register the mutant (normcheck fuzz --op ...)
       for (const MutantDef& md : op.def().mutants)
-        if (opt.ops.empty() && md.name == m->name) opt.ops = {op};
-    REQUIRE(opt.ops.size() == 1);
+        if (md.name == m->name) opt.ops.push_back(op);
+    REQUIRE(!opt.ops.empty());
     opt.shrink_evaluations = 300;
     const FuzzReport rep = fuzz(be, opt);
     REQUIRE(rep.failures.size() == 1);
     const FuzzFailure& f = rep.failures.front();
     INFO(f.op.name() << " " << f.shrunk_dims.str() << ": " << f.message);
-    CHECK(f.shrunk.problem.x().size() <= 64);
+    // Small, but for a fault that needs more rows than a launch grid's limit.
+    CHECK((f.shrunk.problem.x().size() <= 256 || f.shrunk.problem.x().shape()[0] > 65535));
     CHECK(f.shrunk.problem.x().size() <= f.original.problem.x().size());
     // The shrunk case discriminates: it still fails on the mutant and passes on the kernels
     // that are right, so the finding is the mutant's fault and not the draw's.

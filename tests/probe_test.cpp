@@ -247,6 +247,17 @@ TEST_CASE("probe: the mutant zoo, each fault named and nothing else", "[probe][m
       {"gamma_wrong_axis", both, {"gamma_broadcast"}, "gamma_broadcast", "per row"},
       {"w_not_one_plus_w", both, {"affine[one_plus_w]"}, "affine[one_plus_w]", "gamma (w applied as a plain gamma"},
       {"tail_unnormalized", both, {"per_index"}, "per_index", "last m mod 8 elements"},
+      // A statistic that reads the next row is a leak across rows, and the probe says so.
+      {"group_reads_next", both, {"reduction_axes", "batch_leak"}, "batch_leak", "leak across the batch"},
+      // Kernel faults that are not a convention (launch layout, widths the probe's d = 64
+      // rows do not reach, dtypes of its f32 probe rows): the probe infers the nominal
+      // convention and must not name a false deviation; the case files and the coverage
+      // matrix kill them (mutant_test.cpp, normcheck zoo).
+      {"partial_warp_dropped", both, {}, nullptr, nullptr},
+      {"padded_lanes_counted", both, {}, nullptr, nullptr},
+      {"rows_grid_limit", both, {}, nullptr, nullptr},
+      {"params_rounded_bf16", both, {}, nullptr, nullptr},
+      {"eps_rounded_to_dtype", both, {}, nullptr, nullptr},
   };
   // Every row-norm mutant in the registry is covered (a new one must be added here).
   std::set<std::string> covered;
@@ -265,6 +276,7 @@ TEST_CASE("probe: the mutant zoo, each fault named and nothing else", "[probe][m
       const ProbeResult r = probe_named(std::string("mutant:") + z.mutant, op);
       INFO(z.mutant << " on " << to_string(op) << "\n" << format_probe_summary({r}));
       CHECK(convention_deviations(r) == z.deviating);
+      if (!z.key) continue;
       const Finding& f = get(r, z.key);
       CHECK(f.deviates);
       CHECK(f.certainty != Certainty::undetermined);

@@ -81,7 +81,7 @@ int emit(const nc::Report& rep, const OutputArgs& o) {
 
 struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
-  std::string dump_dir, program = "normcheck", shard, expect_failures;
+  std::string dump_dir, program = "normcheck", shard, expect_failures, tier;
   OutputArgs out;
   bool list = false, strict = false, no_progress = false;
   double timeout = 60;
@@ -92,7 +92,7 @@ int cmd_run(const RunArgs& a) {
   if (f != "table" && f != "json" && f != "junit" && f != "side-by-side")
     return usage_error(fmt::format("--format: unknown '{}' (table | json | junit | side-by-side)", f));
   if (a.list) {
-    const nc::Selection sel = nc::select_cases({a.paths, a.filters, a.case_names, a.shard});
+    const nc::Selection sel = nc::select_cases({a.paths, a.filters, a.case_names, a.shard, a.tier});
     for (auto& c : sel.cases)
       fmt::print("{}:{}  {}  layer={} op={} dtype={} x={}{}\n", c.file, c.line, c.name, c.layer, nc::to_string(c.problem.op),
                  nc::dtype_name(c.problem.out_dtype), nc::shape_str(c.problem.x().shape()),
@@ -102,7 +102,7 @@ int cmd_run(const RunArgs& a) {
     return kOk;
   }
   nc::RunRequest req;
-  req.select = {a.paths, a.filters, a.case_names, a.shard};
+  req.select = {a.paths, a.filters, a.case_names, a.shard, a.tier};
   req.backends = a.backends;
   req.expect_failures = a.expect_failures;
   req.dump_dir = a.dump_dir;
@@ -204,6 +204,7 @@ int main(int argc, char** argv) {
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
   run->add_option("--expect-failures", ra.expect_failures, "TOML file of known (backend, case) failures: they do not fail the run (README \"Expected failures\")");
   run->add_flag("--list", ra.list, "list the selected cases and exit");
+  run->add_option("--tier", ra.tier, "coverage matrix tier added to the cases: quick (the default with the bundled suite) | full (README \"Coverage matrix\"); also as a path: matrix:quick, matrix:full");
   run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");
   run->add_flag("--strict", ra.strict, "fail on anything not checked: an unavailable backend (exit 3), a skipped case or check, an expected failure that passed, a stale expectation (exit 1)");
   run->add_flag("--no-progress", ra.no_progress, "no progress bar or heartbeat lines on stderr");

@@ -8,6 +8,7 @@
 
 #include "spec/backend.hpp"
 #include "cases/case.hpp"
+#include "cases/matrix.hpp"
 #include "checks/probe.hpp"
 #include "checks/runner.hpp"
 #include "ops/common/mutants.hpp"
@@ -21,6 +22,7 @@ struct ZooCommand {
   CLI::App* sub = nullptr;
   std::vector<std::string> paths;
   bool no_probe = false;
+  std::string tier = "quick";
 };
 
 std::shared_ptr<ZooCommand> add_zoo_command(CLI::App& app) {
@@ -28,6 +30,8 @@ std::shared_ptr<ZooCommand> add_zoo_command(CLI::App& app) {
   z->sub = app.add_subcommand("zoo", "kill table and probe table of every mutant (deliberately wrong kernel)");
   z->sub->add_option("paths", z->paths, "case files or folders (default: the bundled cases)");
   z->sub->add_flag("--no-probe", z->no_probe, "only the kill table");
+  z->sub->add_option("--tier", z->tier, "coverage matrix tiers to kill with: quick (default) | full (quick and full)")
+      ->check(CLI::IsMember({"quick", "full"}));
   return z;
 }
 
@@ -47,26 +51,38 @@ std::optional<int> run_zoo_command(const ZooCommand& z) {
     fmt::print(stderr, "normcheck: zoo: no case files (*.toml) found\n");
     return 2;
   }
-  // One run with every mutant: the reference is evaluated once per case and shared.
+  // One run with every mutant per source: the reference is evaluated once per case and
+  // shared. Sources: the case files, and the coverage matrix's tiers (a kill per tier).
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& m : mutant_names()) backends.push_back(make_backend("mutant:" + m));
-  const auto results = run_cases(cases, backends, {});
-  std::map<std::string, std::vector<std::string>> killed;
-  std::map<std::string, int> ran;
-  for (const auto& r : results) {
-    if (r.status != Status::skipped) ++ran[r.backend];
-    if (r.status == Status::failed || r.status == Status::error) killed[r.backend].push_back(r.cs->name);
-  }
+  std::vector<std::pair<std::string, std::vector<Case>>> sources{{"cases", std::move(cases)}};
+  sources.emplace_back("matrix:quick", coverage_matrix(Tier::quick));
+  if (z.tier == "full") sources.emplace_back("matrix:full", coverage_matrix(Tier::full));
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> killed;  // source -> backend -> cases
+  std::map<std::string, std::map<std::string, int>> ran;
+  for (auto& [src, cs] : sources)
+    for (const auto& r : run_cases(cs, backends, {})) {
+      if (r.status != Status::skipped) ++ran[src][r.backend];
+      if (r.status == Status::failed || r.status == Status::error) killed[src][r.backend].push_back(r.cs->name);
+    }
   int survivors = 0;
-  fmt::print("{:<34} {:>7} {:>7}  {}\n", "mutant", "killed", "of", "first failing cases");
+  std::string head = fmt::format("{:<34}", "mutant");
+  for (auto& [src, cs] : sources) head += fmt::format(" {:>15}", src);
+  fmt::print("{}  {}\n", head, "first failing cases");
   for (const auto& b : backends) {
-    const auto& k = killed[b->name()];
-    survivors += k.empty();
-    std::vector<std::string> first(k.begin(), k.begin() + std::min<std::size_t>(k.size(), 3));
-    fmt::print("{:<34} {:>7} {:>7}  {}{}\n", b->name(), k.size(), ran[b->name()], k.empty() ? "SURVIVED" : fmt::format("{}", fmt::join(first, ", ")),
-               k.size() > 3 ? ", ..." : "");
+    bool any = false;
+    std::string row = fmt::format("{:<34}", b->name());
+    std::vector<std::string> first;
+    for (auto& [src, cs] : sources) {
+      const auto& k = killed[src][b->name()];
+      any = any || !k.empty();
+      row += fmt::format(" {:>15}", fmt::format("{}/{}", k.size(), ran[src][b->name()]));
+      for (std::size_t i = 0; i < k.size() && first.size() < 3; ++i) first.push_back(k[i]);
+    }
+    survivors += !any;
+    fmt::print("{}  {}\n", row, any ? fmt::format("{}", fmt::join(first, ", ")) : std::string("SURVIVED"));
   }
-  fmt::print("\n{} mutants, {} killed, {} survived\n", backends.size(), backends.size() - survivors, survivors);
+  fmt::print("\n{} mutants, {} killed, {} survived (killed/evaluated per source)\n", backends.size(), backends.size() - survivors, survivors);
   if (!z.no_probe) {
     std::vector<ProbeResult> probes;
     for (Op op : {Op::layer_norm, Op::rms_norm})

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "cases/matrix.hpp"
 #include "run/data_dir.hpp"
 
 namespace normcheck {
@@ -47,8 +48,20 @@ std::string relative_to_root(const std::string& file, const std::vector<std::str
 
 Selection select_cases(const SelectOptions& opt) {
   Selection sel;
-  std::vector<std::string> paths = opt.paths;
-  if (paths.empty()) {
+  std::vector<std::string> paths;
+  std::optional<Tier> tier;
+  if (!opt.tier.empty()) {
+    tier = parse_matrix_source("matrix:" + opt.tier);
+    if (!tier) throw UsageError(fmt::format("--tier '{}': expected quick or full", opt.tier));
+  }
+  for (const auto& p : opt.paths) {
+    if (auto t = parse_matrix_source(p)) tier = !tier || *t == Tier::full ? *t : *tier;
+    else if (p.rfind("matrix:", 0) == 0) throw UsageError(fmt::format("{}: unknown matrix tier (matrix:quick | matrix:full)", p));
+    else paths.push_back(p);
+  }
+  const bool bundled = opt.paths.empty();
+  if (bundled && !tier) tier = Tier::quick;
+  if (paths.empty() && bundled) {
     // The bundled suite, found relative to the executable: a cases/ folder in the working
     // directory is the user's, and must not silently replace it.
     try {
@@ -60,14 +73,17 @@ Selection select_cases(const SelectOptions& opt) {
   } else {
     sel.suite = fmt::format("{}", fmt::join(paths, " "));
   }
-  const auto files = find_case_files(paths);
-  if (files.empty()) throw UsageError(fmt::format("no case files (*.toml) found in {}", sel.suite));
+  if (tier) sel.suite += fmt::format("{}coverage matrix {}", sel.suite.empty() ? "" : " + ", to_string(*tier));
+  const auto files = paths.empty() ? std::vector<std::string>{} : find_case_files(paths);
+  if (files.empty() && !tier) throw UsageError(fmt::format("no case files (*.toml) found in {}", sel.suite));
   std::vector<int> filter_hits(opt.filters.size(), 0);
   std::vector<Case> selected;
   std::string identity;
-  for (const auto& f : files) {
-    const std::string rel = relative_to_root(f, paths);
-    for (auto& c : parse_case_file(f)) {
+  std::vector<std::pair<std::string, std::vector<Case>>> sources;  // (name for the fingerprint, cases)
+  for (const auto& f : files) sources.emplace_back(relative_to_root(f, paths), parse_case_file(f));
+  if (tier) sources.emplace_back(fmt::format("matrix:{}", to_string(*tier)), coverage_matrix(*tier));
+  for (auto& [rel, cases] : sources) {
+    for (auto& c : cases) {
       sel.names_in_files.insert(c.name);
       bool keep = opt.filters.empty();
       for (std::size_t k = 0; k < opt.filters.size(); ++k) {

@@ -16,6 +16,10 @@ struct SelectOptions {
   std::vector<std::string> filters;     ///< globs on layer, op or name; each must match a case
   std::vector<std::string> case_names;  ///< exact names; each must name a selected case
   std::string shard;                    ///< "K/N"; empty: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, else 0/1
+  /// The coverage matrix tier (cases/matrix.hpp) added to the selection: "quick" | "full";
+  /// empty: quick with the bundled suite (no paths), none with paths. A path may also name
+  /// the matrix itself: matrix:quick, matrix:full.
+  std::string tier;
 };
 
 /// The plan: the cases of this shard, and what the whole selection was.

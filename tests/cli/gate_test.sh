@@ -30,7 +30,7 @@ cp "$w" "$tmp/cwd/cases/"
 contains "cwd cases/: the bundled suite still runs" "$tmp/out" "^$bundled of $bundled cases \(bundled cases \("
 [ "$bundled" -gt 100 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bundled suite has only '$bundled' cases"; }
 (cd "$tmp/cwd" && "$nc" run --no-progress --filter 'layer_norm/worked') >"$tmp/out" 2>&1
-contains "the summary names the suite and its size" "$tmp/out" "^suite: bundled cases \(.*\): 12 cases$"
+contains "the summary names the suite and its size" "$tmp/out" "^suite: bundled cases \(.*\) \+ coverage matrix quick: 12 cases$"
 
 # ---- a requested backend that evaluated nothing never passes; --strict fails on skips ---
 expect "backend skipping every case" 1 "$nc" run --no-progress -f 'rms_norm/worked' -b onednn

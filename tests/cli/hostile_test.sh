@@ -102,5 +102,17 @@ contains "says nothing was checked" "$tmp/out" "evaluated none of the 20 draws: 
 expect "one backend only" 2 "$nc" fuzz -b cpu,reference --count 5 --no-progress
 expect "unknown op" 2 "$nc" fuzz -b cpu --op layer_nrom --count 5 --no-progress
 
+# ---- the coverage matrix: a source of the default suite, its rerun lines work -------------
+expect "matrix:quick on cpu" 0 "$nc" run --no-progress matrix:quick -f 'rms_norm/matrix' -b cpu --strict
+contains "the matrix names its suite" "$tmp/out" "^suite: coverage matrix quick: [0-9]+ cases$"
+expect "a mutant fails matrix cases" 1 "$nc" run --no-progress matrix:quick -f 'layer_norm/matrix' -b mutant:partial_warp_dropped
+line=$(sed -nE 's/^  rerun: (.*)$/\1/p' "$tmp/out" | head -1)
+contains "rerun names matrix:quick" "$tmp/out" "^  rerun: .* run matrix:quick --case mx_layer_norm_w[0-9]+_"
+expect "the rerun line reproduces the failure" 1 bash -c "$line --no-progress"
+expect "an unknown tier" 2 "$nc" run --no-progress --tier huge
+expect "an unknown matrix source" 2 "$nc" run --no-progress matrix:slow
+expect "--tier full lists more" 0 "$nc" run --list --no-progress --tier full -f 'dyt/matrix'
+contains "full tier" "$tmp/out" "coverage matrix full"
+
 echo "cli_hostile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

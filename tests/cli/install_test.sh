@@ -18,9 +18,9 @@ mv "$tmp/first" "$tmp/moved"  # relocatable: nothing points at the install prefi
 p=$tmp/moved
 mkdir -p "$tmp/elsewhere/cases" && cd "$tmp/elsewhere"
 want=$("$build/normcheck" run --list --no-progress | tail -1 | cut -d' ' -f1)
-check "the installed tool lists the whole bundled suite" bash -c "'$p/bin/normcheck' run --list --no-progress | tail -1 | grep -q '^$want of $want cases (bundled cases ($p/share/normcheck/cases))'"
+check "the installed tool lists the whole bundled suite" bash -c "'$p/bin/normcheck' run --list --no-progress | tail -1 | grep -q '^$want of $want cases (bundled cases ($p/share/normcheck/cases) + coverage matrix quick)'"
 check "it runs a layer" bash -c "'$p/bin/normcheck' run --no-progress -f 'layer_norm/worked' -b cpu >'$tmp/run'"
-check "... from the installed cases" grep -q "^suite: bundled cases ($p/share/normcheck/cases): 12 cases" "$tmp/run"
+check "... from the installed cases" grep -q "^suite: bundled cases ($p/share/normcheck/cases) + coverage matrix quick: 12 cases" "$tmp/run"
 check "golden files installed and matching" "$p/bin/normcheck" golden
 check "no source-tree marker installed" test ! -e "$p/bin/normcheck-source-dir"
 check "adapters installed and listed" bash -c "'$p/bin/normcheck' backends | grep -q 'cmd:python3 $p/share/normcheck/adapters/torch_backend.py'"

@@ -27,6 +27,12 @@ enum class Fault {
   gamma_wrong_axis,        ///< gamma indexed by the row instead of the column
   w_not_one_plus_w,        ///< one_plus_w applied as plain gamma
   tail_unnormalized,       ///< last m mod 8 elements of a row copied through
+  partial_warp_dropped,    ///< the statistics leave out the last partial warp (m mod 32 values) of a row
+  padded_lanes_counted,    ///< mean and variance divide by m rounded up to 8 (zero padding counted)
+  rows_grid_limit,         ///< rows from 65535 on (a launch grid's y limit) are never written: y = x there
+  params_rounded_bf16,     ///< gamma and beta rounded to bfloat16 before use (a cast to the activations' dtype)
+  eps_rounded_to_dtype,    ///< eps rounded to x's dtype before use
+  group_reads_next,        ///< each row's statistics read one value past its end (the next row's first)
   // Family faults (family_mutants.cpp), each on its own op(s):
   bn_biased_running_var,   ///< batch_norm: running_var updated with the biased 1/m batch variance (eval then divides by it)
   bn_stats_over_batch_only,

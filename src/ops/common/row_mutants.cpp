@@ -9,7 +9,7 @@ namespace normcheck::kernels::mutant {
 
 namespace {
 struct Entry { Fault f; std::string_view name, text; };
-constexpr std::array<Entry, 23> kFaults{{
+constexpr std::array<Entry, 29> kFaults{{
     {Fault::eps_outside_sqrt, "eps_outside_sqrt", "eps added outside the sqrt: x / (sqrt(v) + eps)"},
     {Fault::eps_missing, "eps_missing", "eps left out of the denominator"},
     {Fault::wrong_eps, "wrong_eps", "eps ten times too small (1e-6 for 1e-5)"},
@@ -23,6 +23,12 @@ constexpr std::array<Entry, 23> kFaults{{
     {Fault::gamma_wrong_axis, "gamma_wrong_axis", "gamma indexed by row instead of column"},
     {Fault::w_not_one_plus_w, "w_not_one_plus_w", "one_plus_w affine applied as w"},
     {Fault::tail_unnormalized, "tail_unnormalized", "last m mod 8 elements of each row left unnormalized"},
+    {Fault::partial_warp_dropped, "partial_warp_dropped", "statistics without the row's last partial warp (m mod 32 values; m > 32)"},
+    {Fault::padded_lanes_counted, "padded_lanes_counted", "mean and variance over m rounded up to a multiple of 8 (zero padding counted)"},
+    {Fault::rows_grid_limit, "rows_grid_limit", "rows from 65535 on never written (a launch grid's y limit): y = x there"},
+    {Fault::params_rounded_bf16, "params_rounded_bf16", "gamma and beta rounded to bfloat16 before use"},
+    {Fault::eps_rounded_to_dtype, "eps_rounded_to_dtype", "eps rounded to x's dtype before use"},
+    {Fault::group_reads_next, "group_reads_next", "each row's statistics read one value past its end (the next row's first)"},
     {Fault::bn_biased_running_var, "bn_biased_running_var", "batch_norm running_var updated with the biased batch variance"},
     {Fault::bn_stats_over_batch_only, "bn_stats_over_batch_only", "batch_norm statistics over N only (spatial axes left out)"},
     {Fault::bn_eval_batch_stats, "bn_eval_batch_stats", "batch_norm eval normalizes with batch statistics instead of running stats"},
@@ -85,11 +91,19 @@ Outputs run(Fault f, const Problem& p) {
   if (f == Fault::ln_no_centering) center = false;
   double eps = p.conv.eps;
   if (f == Fault::eps_missing) eps = 0;
+  if (f == Fault::eps_rounded_to_dtype) eps = round_to(x.dtype(), eps);
+  auto param = [&](const Tensor* t, std::int64_t i) {
+    const double v = t->get(i);
+    return f == Fault::params_rounded_bf16 ? round_to(DType::bf16, v) : v;
+  };
   if (f == Fault::wrong_eps) eps /= 10;
-  // The base kernel is exact enough to pass every case (binary64 statistics); only the
-  // injected fault makes it wrong. Precision faults round their sums to their format.
+  // The base kernel is exact enough to pass every case (long double statistics: x87's
+  // exponent range holds the squares of every binary64 value, so the base never overflows
+  // or underflows where the reference does not); only the injected fault makes it wrong.
+  // Precision faults round their sums to their format.
   const bool f16 = f == Fault::f16_accumulation, f32 = f == Fault::one_pass_variance;
-  auto rd = [&](double v) -> double {
+  using L = long double;
+  auto rd = [&](L v) -> L {
     if (f16) return to_f16(static_cast<float>(v));
     if (f32) return static_cast<float>(v);
     return v;
@@ -97,52 +111,63 @@ Outputs run(Fault f, const Problem& p) {
   Tensor y(p.out_dtype, xs);
   for (std::int64_t r = 0; r < l.rows; ++r) {
     const std::int64_t off = r * l.m;
-    double s = 0, s2 = 0;
-    for (std::int64_t j = 0; j < l.m; ++j) {
-      const double v = rd(x.get(off + j));
+    if (f == Fault::rows_grid_limit && r >= 65535) {
+      for (std::int64_t j = 0; j < l.m; ++j) y.set(off + j, x.get(off + j));
+      continue;
+    }
+    // The values the statistics read: [first, first + count) of x, divided by `divisor`.
+    std::int64_t first = off, count = l.m, divisor = l.m;
+    if (f == Fault::partial_warp_dropped && l.m > 32) count = divisor = l.m - l.m % 32;
+    if (f == Fault::padded_lanes_counted) divisor = (l.m + 7) / 8 * 8;
+    if (f == Fault::group_reads_next && off + l.m < x.size()) first = off + 1;
+    L s = 0, s2 = 0;
+    for (std::int64_t j = 0; j < count; ++j) {
+      const L v = rd(x.get(first + j));
       s = rd(s + v);
       s2 = rd(s2 + rd(v * v));
     }
-    const double mu = center ? rd(s / static_cast<double>(l.m)) : 0.0;
-    double ss = 0;
-    for (std::int64_t j = 0; j < l.m; ++j) {
-      const double dv = rd(x.get(off + j) - mu);
+    const L mu = center ? rd(s / static_cast<L>(divisor)) : L(0);
+    L ss = 0;
+    for (std::int64_t j = 0; j < count; ++j) {
+      const L dv = rd(x.get(first + j) - mu);
       ss = rd(ss + rd(dv * dv));
     }
+    if (f == Fault::padded_lanes_counted) ss += static_cast<L>(divisor - l.m) * mu * mu;  // the zero pads' (0 - mu)^2
     if (f == Fault::one_pass_variance) {
-      const double ex2 = rd(s2 / static_cast<double>(l.m));
-      ss = rd((center ? rd(ex2 - rd(mu * mu)) : ex2) * static_cast<double>(l.m));
+      const L ex2 = rd(s2 / static_cast<L>(l.m));
+      ss = rd((center ? rd(ex2 - rd(mu * mu)) : ex2) * static_cast<L>(l.m));
       if (ss < 0) ss = 0;
     }
-    std::int64_t dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
+    std::int64_t dof = p.conv.variance == Variance::unbiased ? divisor - 1 : divisor;
     if (f == Fault::unbiased_variance) dof = l.m - 1;
-    const double v = ss / static_cast<double>(dof);
-    double D;
+    const L v = ss / static_cast<L>(dof);
+    L D;
+    const L e = eps;
     EpsPlacement pl = p.conv.eps_placement;
     if (f == Fault::eps_outside_sqrt) pl = EpsPlacement::outside_sqrt;
     switch (pl) {
-      case EpsPlacement::inside_sqrt: D = std::sqrt(v + eps); break;
-      case EpsPlacement::outside_sqrt: D = std::sqrt(v) + eps; break;
-      case EpsPlacement::clamp_var: D = std::sqrt(std::fmax(v, eps)); break;
-      default: D = std::fmax(std::sqrt(v), eps); break;
+      case EpsPlacement::inside_sqrt: D = std::sqrt(v + e); break;
+      case EpsPlacement::outside_sqrt: D = std::sqrt(v) + e; break;
+      case EpsPlacement::clamp_var: D = std::sqrt(std::fmax(v, e)); break;
+      default: D = std::fmax(std::sqrt(v), e); break;
     }
-    if (f == Fault::no_sqrt) D = v + eps;
+    if (f == Fault::no_sqrt) D = v + e;
     bool finite = true;
     for (std::int64_t j = 0; j < l.m; ++j) finite = finite && std::isfinite(x.get(off + j));
     const std::int64_t tail_from = f == Fault::tail_unnormalized ? l.m - l.m % 8 : l.m;
     for (std::int64_t j = 0; j < l.m; ++j) {
-      const double xv = x.get(off + j);
-      double n = j >= tail_from ? xv : (xv - mu) / D;
+      const L xv = x.get(off + j);
+      L n = j >= tail_from ? xv : (xv - mu) / D;
       if (!finite) n = NAN;
       const std::int64_t col = (off + j) % d;
       const std::int64_t gi = f == Fault::gamma_wrong_axis ? ((off + j) / d) % d : col;
       switch (p.conv.affine) {
         case Affine::none: break;
-        case Affine::gamma: n *= gt->get(gi); break;
-        case Affine::gamma_beta: n = n * gt->get(gi) + bt->get(col); break;
-        case Affine::one_plus_w: n *= (f == Fault::w_not_one_plus_w ? 0.0 : 1.0) + gt->get(gi); break;
+        case Affine::gamma: n *= param(gt, gi); break;
+        case Affine::gamma_beta: n = n * param(gt, gi) + param(bt, col); break;
+        case Affine::one_plus_w: n *= (f == Fault::w_not_one_plus_w ? 0.0 : 1.0) + param(gt, gi); break;
       }
-      y.set(off + j, n);
+      y.set(off + j, round_to(DType::f64, n));  // then once more to y's dtype: <= 2^-53 relative more
     }
   }
   Outputs o;

@@ -74,7 +74,10 @@ std::vector<MutantDef> mutants() {
           mut::def<F::unbiased_variance>("ln_123"), mut::def<F::no_sqrt>("ln_123"), mut::def<F::one_pass_variance>("ln_shift_1e4_d4097"),
           mut::def<F::f16_accumulation>("layer_norm_random_f16_d4096"), mut::def<F::rms_subtracts_mean>("rms_invariance_int_rows"), mut::def<F::ln_no_centering>("ln_11_13"),
           mut::def<F::stats_over_sequence>("layer_norm_random_f32_d64"), mut::def<F::gamma_wrong_axis>("ln_affine_gamma_beta"), mut::def<F::w_not_one_plus_w>("rms_one_plus_w"),
-          mut::def<F::tail_unnormalized>("layer_norm_random_f32_d17"), mut::def<F::dgamma_wrong_axis>("ln_bwd_affine_rows"), mut::def<F::ln_dx_no_mean_term>("ln_bwd_123_dy100")};
+          mut::def<F::tail_unnormalized>("layer_norm_random_f32_d17"), mut::def<F::partial_warp_dropped>("ln_partial_warp_d33"),
+          mut::def<F::padded_lanes_counted>("layer_norm_random_f32_d17"), mut::def<F::rows_grid_limit>("ln_rows_65537_d2"),
+          mut::def<F::params_rounded_bf16>("ln_params_f32_not_bf16"), mut::def<F::eps_rounded_to_dtype>("ln_eps_not_rounded_bf16_x"),
+          mut::def<F::group_reads_next>("layer_norm_random_f32_d17"), mut::def<F::dgamma_wrong_axis>("ln_bwd_affine_rows"), mut::def<F::ln_dx_no_mean_term>("ln_bwd_123_dy100")};
 }
 
 }  // namespace normcheck::ops::rows

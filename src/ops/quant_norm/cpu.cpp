@@ -45,22 +45,28 @@ Outputs forward(const Problem& p, const Faults& f) {
   // variance) keeps its digits, as the ratios y / scale need (binary32 y rounded them to a
   // few bits: RMS of [-8.4e-45, ..., -4.2e-45] into int8 gave -65 for -64.48; found by
   // normcheck fuzz). Two roundings more than the A path, each <= u relative.
-  std::vector<double> ys(static_cast<std::size_t>(x.size())), amax(static_cast<std::size_t>(l.rows));
+  // ga_j = g_j (x s - mu_s)_j in binary64, r per row: y_j = ga_j r + b_j is formed only as
+  // far as needed, and v_j = y_j / s as ga_j (r / s) + b_j / s, so that a y below binary64's
+  // range still divides by a scale that is (a stored scale of 0 gives +-inf, saturated).
+  std::vector<double> ga(static_cast<std::size_t>(x.size())), rinv(static_cast<std::size_t>(l.rows)),
+      amax(static_cast<std::size_t>(l.rows));
   std::vector<A> buf(static_cast<std::size_t>(l.m));
+  const bool has_beta = aff.affine == Affine::gamma_beta;
+  auto beta = [&](std::int64_t j) { return has_beta ? static_cast<double>(aff.beta[static_cast<std::size_t>(j)]) : 0.0; };
   for (std::int64_t r = 0; r < l.rows; ++r) {
     A* a = buf.data();
-    double* yr = ys.data() + r * l.m;
+    double* gr = ga.data() + r * l.m;
     if (residual) add.row(r, l.m, a);
     else kd::load_row(x, r * l.m, l.m, a);
     const auto st = kd::normalize_in_place(a, l.m, center, dof, c, /*apply=*/false);
+    rinv[static_cast<std::size_t>(r)] = st.r;
     double mn = 0, my = 0;
     for (std::int64_t j = 0; j < l.m; ++j) {
-      const double n = static_cast<double>(a[j]) * st.r;
       const double g = aff.gamma.empty() ? 1.0 : static_cast<double>(aff.gamma[static_cast<std::size_t>(j)]);
-      const double b = aff.beta.empty() ? 0.0 : static_cast<double>(aff.beta[static_cast<std::size_t>(j)]);
-      yr[j] = aff.affine == Affine::gamma_beta ? g * n + b : g * n;
+      gr[j] = g * static_cast<double>(a[j]);
+      const double n = static_cast<double>(a[j]) * st.r, yj = gr[j] * st.r + beta(j);
       mn = std::isnan(n) || std::isnan(mn) ? NAN : std::fmax(mn, std::fabs(n));
-      my = std::isnan(yr[j]) || std::isnan(my) ? NAN : std::fmax(my, std::fabs(yr[j]));
+      my = std::isnan(yj) || std::isnan(my) ? NAN : std::fmax(my, std::fabs(yj));
     }
     amax[static_cast<std::size_t>(r)] = f.scale_pre_gamma ? mn : my;
   }
@@ -72,7 +78,7 @@ Outputs forward(const Problem& p, const Faults& f) {
   // Pass 2: the scale and the conversion.
   const double given = dynamic ? 1.0 : static_cast<double>(kd::load_param<A>(p.input("scale"))[0]);
   for (std::int64_t r = 0; r < l.rows; ++r) {
-    const double* a = ys.data() + r * l.m;
+    const double* gr = ga.data() + r * l.m;
     double s = given, inv = given;  // divisor s, multiplier inv
     if (dynamic) {
       s = amax[static_cast<std::size_t>(r)] / static_cast<double>(qmax);
@@ -83,8 +89,9 @@ Outputs forward(const Problem& p, const Faults& f) {
       s = static_cast<float>(s);
       scale.set(r, divisor ? s : inv);
     }
+    const double k = divisor ? rinv[static_cast<std::size_t>(r)] / s : rinv[static_cast<std::size_t>(r)] * inv;
     for (std::int64_t j = 0; j < l.m; ++j) {
-      const double v = divisor ? a[j] / s : a[j] * inv;
+      const double v = gr[j] * k + (has_beta ? (divisor ? beta(j) / s : beta(j) * inv) : 0.0);
       y.set(r * l.m + j, quantize(p.out_dtype, qc, v));
     }
   }

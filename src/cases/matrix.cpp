@@ -1,0 +1,139 @@
+#include "cases/matrix.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ops/registry.hpp"
+
+namespace normcheck {
+
+namespace {
+
+std::uint64_t name_seed(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+Dims point(std::int64_t w, std::int64_t rows, DType x, DType param, Regime r, EpsRegime e, bool backward, bool defaults) {
+  Dims d;
+  d.width = w;
+  d.rows = rows;
+  d.x = x;
+  d.param = param;
+  d.regime = r;
+  d.eps = e;
+  d.backward = backward;
+  d.default_convention = defaults;
+  return d;
+}
+
+constexpr DType kAll[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
+
+std::vector<std::int64_t> quick_widths() {
+  std::vector<std::int64_t> w{1, 2, 3, 4, 5, 7, 8, 9};
+  for (std::int64_t p = 16; p <= 1024; p *= 2)
+    for (std::int64_t v : {p - 1, p, p + 1}) w.push_back(v);
+  return w;
+}
+
+}  // namespace
+
+std::optional<Tier> parse_matrix_source(std::string_view s) noexcept {
+  if (s == "matrix:quick") return Tier::quick;
+  if (s == "matrix:full") return Tier::full;
+  return std::nullopt;
+}
+
+std::string_view to_string(Tier t) noexcept { return t == Tier::quick ? "quick" : "full"; }
+
+std::string matrix_case_name(Op op, const Dims& d) {
+  std::string s = fmt::format("mx_{}_w{}_r{}_{}_{}_{}_{}", op.name(), d.width, d.rows, dtype_name(d.x), dtype_name(d.param),
+                              to_string(d.regime), to_string(d.eps));
+  if (d.out) s += fmt::format("_out{}", dtype_name(*d.out));
+  if (d.backward) s += "_bwd";
+  if (d.default_convention) s += "_def";
+  return s;
+}
+
+std::vector<Dims> matrix_points(Op op, Tier t) {
+  const bool bwd = op.def().has_backward();
+  const DType f32 = DType::f32;
+  std::vector<Dims> v;
+  const auto widths = quick_widths();
+  for (std::size_t i = 0; i < widths.size(); ++i)
+    v.push_back(point(widths[i], 2, f32, f32, Regime::normal, EpsRegime::typical, false, i % 2 == 0));
+  for (DType x : {DType::bf16, DType::f16, DType::f64})
+    for (std::int64_t w : {1, 3, 8, 9, 33, 65}) v.push_back(point(w, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
+  for (Regime r : all_regimes())
+    for (DType x : kAll) v.push_back(point(33, 2, x, x, r, EpsRegime::typical, false, false));
+  for (EpsRegime e : all_eps_regimes())
+    for (Regime r : {Regime::normal, Regime::constant, Regime::tiny})
+      for (DType x : {f32, DType::bf16}) v.push_back(point(17, 2, x, x, r, e, false, false));
+  v.push_back(point(33, 2, DType::bf16, f32, Regime::normal, EpsRegime::typical, false, false));
+  v.push_back(point(33, 2, f32, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
+  v.push_back(point(33, 2, DType::f16, f32, Regime::normal, EpsRegime::typical, false, false));
+  // Narrow data with a binary32 output: eps or parameters rounded to the data's dtype show.
+  if (!op.def().quantized_out)
+    for (DType x : {DType::bf16, DType::f16})
+      for (Regime r : {Regime::normal, Regime::tiny})
+        for (EpsRegime e : {EpsRegime::typical, EpsRegime::comparable}) {
+          Dims d = point(16, 2, x, f32, r, e, false, false);
+          d.out = f32;
+          v.push_back(d);
+        }
+  if (bwd) {
+    for (std::int64_t w : {1, 2, 8, 9, 33, 128, 129}) v.push_back(point(w, 2, f32, f32, Regime::normal, EpsRegime::typical, true, false));
+    for (Regime r : all_regimes())
+      for (DType x : {f32, DType::bf16}) v.push_back(point(17, 2, x, x, r, EpsRegime::typical, true, false));
+  }
+  if (t == Tier::quick) return v;
+  for (std::int64_t p = 2048; p <= 65536; p *= 2)
+    for (std::int64_t w : {p - 1, p, p + 1}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  for (std::int64_t w : {2039, 4093, 8191, 16381, 65521}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  for (std::int64_t w : {1, 3}) v.push_back(point(w, 65537, f32, f32, Regime::normal, EpsRegime::typical, false, true));
+  for (Regime r : all_regimes())
+    for (DType x : kAll)
+      for (EpsRegime e : all_eps_regimes())
+        if (e != EpsRegime::typical) v.push_back(point(33, 2, x, x, r, e, false, false));
+  for (DType x : {DType::f16, DType::bf16, DType::f64})
+    for (std::int64_t w : widths) v.push_back(point(w, 2, x, x, Regime::normal, EpsRegime::typical, false, true));
+  if (bwd)
+    for (Regime r : all_regimes())
+      for (DType x : {DType::f16, DType::f64}) v.push_back(point(17, 2, x, x, r, EpsRegime::typical, true, false));
+  return v;
+}
+
+std::vector<Case> coverage_matrix(Tier t, std::int64_t* refused) {
+  std::vector<Case> out;
+  std::set<std::string> names;  // a point two sweeps share is generated once
+  std::int64_t bad = 0;
+  for (Op op : ops::all()) {
+    if (!op.def().sample) continue;
+    for (Dims d : matrix_points(op, t)) {
+      const std::string name = matrix_case_name(op, d);
+      if (!names.insert(name).second) continue;
+      d.seed = name_seed(name);
+      try {
+        const ValidProblem vp = draw_problem(op, d);
+        Case cs;
+        cs.file = fmt::format("matrix:{}", to_string(t));
+        cs.name = name;
+        cs.layer = fmt::format("{}/matrix{}", op.name(), d.backward ? "/backward" : "");
+        cs.note = fmt::format("coverage matrix ({}): {}", to_string(t), d.str());
+        cs.problem = *vp;
+        out.push_back(std::move(cs));
+      } catch (const SpecError&) {
+        ++bad;
+      }
+    }
+  }
+  if (refused) *refused = bad;
+  return out;
+}
+
+}  // namespace normcheck

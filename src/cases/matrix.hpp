@@ -1,0 +1,46 @@
+// The coverage matrix (issue 12): cases generated over the dimensions of spec/sample.hpp for
+// every op of the table, in two tiers. It is the source `matrix:quick` / `matrix:full` of
+// `normcheck run` (run/select.hpp), beside the case files: the dimensions are data here, in
+// one place, not thousands of hand-written TOML lines.
+//
+// quick (part of the default suite), per op:
+//   width sweep   1..5, 7..9, 2^k - 1, 2^k, 2^k + 1 for k = 4..10 (vector, warp and block
+//                 tails), f32, two groups, alternately the op's defaults and drawn choices;
+//   narrow tails  widths 1, 3, 8, 9, 33, 65 in bf16, f16, f64;
+//   regimes       every magnitude regime x every data dtype, width 33;
+//   eps           every eps regime x {normal, constant, tiny} x {f32, bf16}, width 17;
+//   parameters    bf16 data with f32 parameters, f32 with bf16, f16 with f32;
+//   output dtype  bf16 and f16 data with a binary32 output (eps or parameters rounded to
+//                 the data's dtype show there), typical and comparable eps;
+//   backward      (ops with one) widths 1, 2, 8, 9, 33, 128, 129 and every regime in f32, bf16.
+// full: quick, plus widths 2^k +- 1 up to 65537 and primes (one group), 65537 groups of
+// widths 1 and 3 (grid limits on the rows), every regime x dtype x eps regime, every quick
+// width in every data dtype, and backward over every regime x dtype.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cases/case.hpp"
+#include "spec/sample.hpp"
+
+namespace normcheck {
+
+enum class Tier { quick, full };
+
+/// "matrix:quick" -> quick, "matrix:full" -> full; nullopt for anything else.
+std::optional<Tier> parse_matrix_source(std::string_view s) noexcept;
+std::string_view to_string(Tier t) noexcept;
+
+/// The points of the tier for `op` (deterministic: each point's seed is a hash of its name).
+std::vector<Dims> matrix_points(Op op, Tier t);
+/// The name of a point: "mx_layer_norm_w17_r2_f32_f32_normal_typical" (+ "_bwd", "_def").
+std::string matrix_case_name(Op op, const Dims& d);
+
+/// Every case of the tier, op by op in table order (layer "<op>/matrix", file
+/// "matrix:<tier>"). A point an op cannot be drawn at (its rules refuse the draw) is left
+/// out and counted in `refused` when given.
+std::vector<Case> coverage_matrix(Tier t, std::int64_t* refused = nullptr);
+
+}  // namespace normcheck
