@@ -83,7 +83,7 @@ struct RunArgs {
   std::vector<std::string> paths, backends, filters, case_names;
   std::string dump_dir, program = "normcheck", shard, expect_failures, tier;
   OutputArgs out;
-  bool list = false, strict = false, no_progress = false;
+  bool list = false, strict = false, no_progress = false, coverage = false;
   double timeout = 60;
 };
 
@@ -111,7 +111,10 @@ int cmd_run(const RunArgs& a) {
   req.progress = !a.no_progress;
   req.timeout_s = a.timeout;
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
-  return emit(nc::run(req), a.out);
+  const nc::Report rep = nc::run(req);
+  const int rc = emit(rep, a.out);
+  if (a.coverage) fmt::print("{}", nc::format_coverage(rep));
+  return rc;
 }
 
 /// Reads a report file for merge: at most 1 GiB (a report of 10^6 case runs is ~1 GB).
@@ -207,6 +210,7 @@ int main(int argc, char** argv) {
   run->add_option("--tier", ra.tier, "coverage matrix tier added to the cases: quick (the default with the bundled suite) | full (README \"Coverage matrix\"); also as a path: matrix:quick, matrix:full");
   run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");
   run->add_flag("--strict", ra.strict, "fail on anything not checked: an unavailable backend (exit 3), a skipped case or check, an expected failure that passed, a stale expectation (exit 1)");
+  run->add_flag("--coverage", ra.coverage, "print the coverage report: per backend, which dimension values (op, dtypes, width, groups, direction, eps, affine) were evaluated and which all skipped");
   run->add_flag("--no-progress", ra.no_progress, "no progress bar or heartbeat lines on stderr");
   run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60; > 0, <= 86400)")
       ->check(CLI::Validator(

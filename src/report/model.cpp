@@ -192,6 +192,7 @@ std::string to_json(const Report& r) {
     if (!c.reason.empty()) e["reason"] = c.reason;
     if (!c.seeds.empty()) e["seeds"] = c.seeds;
     if (!c.expected_failure.empty()) e["expected_failure"] = c.expected_failure;
+    if (!c.dims.empty()) e["dims"] = c.dims;
     if (c.metrics) e["metrics"] = metrics_json(*c.metrics);
     if (c.gate) e["gate"] = {{"metric", to_string(c.gate->metric)}, {"max", c.gate->max}, {"source", c.gate->source}};
     if (c.outputs.size() > 1) {
@@ -362,6 +363,13 @@ Report report_from_json(std::string_view text, const std::string& what) {
     c.reason = rd.opt_str(e, "reason", p);
     c.seeds = rd.opt_str(e, "seeds", p);
     c.expected_failure = rd.opt_str(e, "expected_failure", p);
+    if (e.contains("dims")) {
+      const json& ds = rd.array(e, "dims", p);
+      for (std::size_t k = 0; k < ds.size(); ++k) {
+        if (!ds[k].is_string()) rd.fail(fmt::format("{}.dims[{}]", p, k), "expected a string");
+        c.dims.push_back(ds[k].get<std::string>());
+      }
+    }
     if (e.contains("metrics")) c.metrics = rd.metrics(e["metrics"], p + ".metrics");
     if (e.contains("gate")) {
       const json& g = e["gate"];

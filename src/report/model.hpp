@@ -37,6 +37,7 @@ struct CaseRecord {
   std::string repro;   ///< shell command that reruns exactly this case on this backend
   double seconds = 0;
   std::string expected_failure;  ///< --expect-failures lists (case, backend): its reason; empty: not listed
+  std::vector<std::string> dims; ///< the case's coverage dimensions (spec/sample.hpp problem_dims)
 };
 
 /// A backend of the run.

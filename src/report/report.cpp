@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "spec/sample.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -50,6 +51,7 @@ Report make_report(const std::vector<CaseResult>& results, RunInfo info) {
     c.checks = x.checks;
     c.repro = x.repro;
     c.seconds = x.seconds;
+    c.dims = problem_dims(x.cs->problem);
     r.cases.push_back(std::move(c));
   }
   return r;
@@ -70,6 +72,49 @@ std::string paint(const std::string& v, bool color) {
 }
 
 }  // namespace
+
+std::string format_coverage(const Report& rep) {
+  struct Cell {
+    std::int64_t runs = 0, evaluated = 0;
+    std::map<std::string, std::int64_t> skips;
+  };
+  std::vector<std::string> backends;
+  for (const BackendRecord& b : rep.backends)
+    if (b.requested) backends.push_back(b.name);
+  std::map<std::string, std::map<std::string, Cell>> t;  // dim -> backend -> cell
+  for (const CaseRecord& c : rep.cases)
+    for (const std::string& d : c.dims) {
+      Cell& cell = t[d][c.backend];
+      ++cell.runs;
+      if (c.status == Status::skipped) ++cell.skips[c.reason.substr(0, 90)];
+      else ++cell.evaluated;
+    }
+  std::size_t w = 9;
+  for (auto& [d, m] : t) w = std::max(w, d.size());
+  std::string out = fmt::format("\ncoverage (evaluated/runs per dimension value; NONE: nothing evaluated there)\n{:<{}}", "dimension", w);
+  for (const auto& b : backends) out += fmt::format("  {:>14}", b.size() > 14 ? b.substr(0, 13) + "~" : b);
+  out += "\n";
+  std::vector<std::string> notes;
+  for (auto& [d, m] : t) {
+    out += fmt::format("{:<{}}", d, w);
+    for (const auto& b : backends) {
+      auto it = m.find(b);
+      if (it == m.end() || it->second.runs == 0) {
+        out += fmt::format("  {:>14}", "-");
+        continue;
+      }
+      const Cell& c = it->second;
+      out += fmt::format("  {:>14}", c.evaluated == 0 ? fmt::format("NONE 0/{}", c.runs) : fmt::format("{}/{}", c.evaluated, c.runs));
+      if (c.evaluated == 0 && !c.skips.empty()) {
+        auto top = std::max_element(c.skips.begin(), c.skips.end(), [](auto& a, auto& b) { return a.second < b.second; });
+        notes.push_back(fmt::format("  {} on {}: all skipped, e.g. {}", d, b, top->first));
+      }
+    }
+    out += "\n";
+  }
+  for (const auto& n : notes) out += n + "\n";
+  return out;
+}
 
 std::string format_details(const Report& rep, bool color) {
   std::string out;

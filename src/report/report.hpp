@@ -32,6 +32,11 @@ std::string format_table(const Report& r, bool color);
 /// expectations; skip reasons; per-backend counts; totals; the verdict and its reasons.
 /// The CLI prints it on the console when the report itself goes to files.
 std::string format_details(const Report& r, bool color);
+/// The coverage report (`normcheck run --coverage`): one row per coverage dimension value
+/// (CaseRecord::dims), per requested backend "evaluated/runs", and "NONE" where a backend
+/// evaluated none of a value's runs (it skipped every bf16 case, every width above 1024...),
+/// with the most frequent skip reason of that backend and value.
+std::string format_coverage(const Report& r);
 /// JUnit XML: one <testsuite> per layer, one <testcase> per case x backend (pugixml); a
 /// failure's message is its first failed check with its numbers. Control characters that
 /// XML 1.0 forbids and invalid UTF-8 are replaced, so outside text cannot break the file.

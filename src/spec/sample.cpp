@@ -149,6 +149,32 @@ Tensor Sampler::data(const Shape& shape, DType dt, std::int64_t group) {
   return Tensor::from_doubles(dt, shape, v);
 }
 
+std::vector<std::string> problem_dims(const Problem& p) {
+  const OpDef& d = p.op.def();
+  std::string params = "-";
+  for (const auto& [name, t] : p.inputs)
+    if (name != d.primary_input && name != "dy" && name != "residual" && name != "k" && t.shape() != p.x().shape()) {
+      params = std::string(dtype_name(t.dtype()));
+      break;
+    }
+  const std::int64_t m = d.group_size ? d.group_size(p) : p.x().shape().back();
+  const std::int64_t g = m > 0 ? p.x().size() / m : 0;
+  auto bucket = [](std::int64_t v, std::initializer_list<std::pair<std::int64_t, const char*>> b, const char* last) {
+    for (auto& [hi, name] : b)
+      if (v <= hi) return std::string(name);
+    return std::string(last);
+  };
+  return {fmt::format("op={}", d.name),
+          fmt::format("x={}", dtype_name(p.x().dtype())),
+          fmt::format("params={}", params),
+          fmt::format("out={}", dtype_name(p.out_dtype)),
+          "width=" + bucket(m, {{1, "1"}, {8, "2-8"}, {32, "9-32"}, {256, "33-256"}, {1024, "257-1024"}, {4096, "1025-4096"}}, ">4096"),
+          "groups=" + bucket(g, {{1, "1"}, {64, "2-64"}, {65535, "65-65535"}}, ">65535"),
+          std::string(p.conv.direction == Direction::backward ? "direction=backward" : "direction=forward"),
+          p.conv.eps == 0 ? std::string("eps=0") : fmt::format("eps={}", to_string(p.conv.eps_placement)),
+          fmt::format("affine={}", to_string(p.conv.affine))};
+}
+
 double first_group_variance(const Problem& p) {
   const ReductionLayout l = group_layout(p);
   if (l.base.empty() || l.member.empty()) return 1;

@@ -111,6 +111,13 @@ class Sampler {
 /// has none) or the drawn problem is not valid (the hook's bug: validate() is the judge).
 ValidProblem draw_problem(Op op, const Dims& dims);
 
+/// The coverage dimensions a problem sits at, as "key=value" tags (the coverage report,
+/// `normcheck run --coverage`): op, x (data dtype), params (the parameters' dtype, "-"
+/// without), out (the output dtype), width (values per statistic: 1, 2-8, 9-32, 33-256,
+/// 257-1024, 1025-4096, >4096), groups (1, 2-64, 65-65535, >65535), direction,
+/// eps (0, or placement), affine.
+std::vector<std::string> problem_dims(const Problem& p);
+
 /// An estimate of the variance of x's first normalization group (spec/layout.hpp groups):
 /// what the eps regimes are relative to. 1 for a constant or non-finite group.
 double first_group_variance(const Problem& p);

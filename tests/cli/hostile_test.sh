@@ -9,6 +9,7 @@ nc=$(cd "$(dirname "$nc")" && pwd)/$(basename "$nc")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
+src_w=cases/layer_norm/worked_examples.toml
 expect() {  # expect NAME WANT_RC CMD...
   local name=$1 want=$2; shift 2
   "$@" >"$tmp/out" 2>"$tmp/err"
@@ -113,6 +114,15 @@ expect "an unknown tier" 2 "$nc" run --no-progress --tier huge
 expect "an unknown matrix source" 2 "$nc" run --no-progress matrix:slow
 expect "--tier full lists more" 0 "$nc" run --list --no-progress --tier full -f 'dyt/matrix'
 contains "full tier" "$tmp/out" "coverage matrix full"
+
+# ---- the coverage report: what a backend skipped is visible at a glance -----------------
+expect "coverage report of onednn" 0 "$nc" run --no-progress "$src_w" cases/rms_norm/worked_examples.toml cases/layer_norm/backward.toml -b onednn --coverage
+contains "backward never evaluated" "$tmp/out" "^direction=backward +NONE 0/[0-9]+"
+contains "rms_norm never evaluated" "$tmp/out" "^op=rms_norm +NONE 0/[0-9]+"
+contains "layer_norm evaluated" "$tmp/out" "^op=layer_norm +[1-9][0-9]*/[0-9]+"
+contains "the reason is named" "$tmp/out" "direction=backward on onednn: all skipped, e.g. onednn: forward only"
+expect "the JSON report keeps the dimensions" 0 "$nc" run --no-progress "$src_w" -b cpu --json "$tmp/c.json"
+expect "... as dims" 0 python3 -c "import json; c = json.load(open('$tmp/c.json'))['cases'][0]; assert 'op=layer_norm' in c['dims'] and any(d.startswith('width=') for d in c['dims']), c"
 
 echo "cli_hostile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
