@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +42,9 @@ constexpr std::uint32_t kHelo = tag("HELO"), kFail = tag("FAIL"), kEval = tag("E
 constexpr std::size_t kGuardBytes = 4096;   // after y: catches writes past its end
 constexpr unsigned char kGuardByte = 0xA5;
 constexpr std::size_t kMsgBytes = 4096;     // reason / error buffers handed to the plugin
+/// The largest text frame (HELO name, FAIL/SKIP/ERRR message) the parent accepts: the host
+/// writes at most kMsgBytes of the plugin's text plus its own short wording.
+constexpr std::size_t kTextFrameBytes = 64 * 1024;
 
 /// Appends plain values and strings to a byte buffer.
 struct Writer {
@@ -268,7 +272,9 @@ class PluginBackend final : public detail::IsolatedBackend {
       const auto deadline = detail::Clock::now() + timeout();
       child_->clear_stderr_tail();
       send(kEval, w.buf, deadline);
-      auto [t, payload] = receive(deadline);
+      // A reply is y (out_dtype, the shape of x) or a message: nothing larger is read.
+      const std::size_t y_bytes = Tensor(p.out_dtype, p.x().shape()).nbytes();
+      auto [t, payload] = receive(deadline, std::max(y_bytes, kTextFrameBytes));
       if (t == kSkip) {
         e.kind = detail::Evaluation::Kind::skip;
         e.message = fmt::format("{}: {}", plugin_name_.empty() ? "plugin" : plugin_name_, payload);
@@ -327,14 +333,19 @@ class PluginBackend final : public detail::IsolatedBackend {
     child_->write_all(payload.data(), payload.size(), deadline);
   }
 
-  std::pair<std::uint32_t, std::string> receive(detail::Clock::time_point deadline) {
+  /// Reads one frame of at most max_bytes payload bytes (what the request can need: a
+  /// forged header claiming more is refused before anything is allocated, and the worker is
+  /// killed). Throws detail::ChildError.
+  std::pair<std::uint32_t, std::string> receive(detail::Clock::time_point deadline, std::size_t max_bytes) {
     std::uint32_t t = 0;
     std::uint64_t n = 0;
     child_->read_exact(&t, sizeof t, deadline);
     child_->read_exact(&n, sizeof n, deadline);
-    if (n > (std::uint64_t{1} << 36)) {
+    if (n > max_bytes) {
       child_->kill();
-      throw detail::ChildError(detail::ChildError::Kind::io, "plugin worker sent an oversized frame");
+      throw detail::ChildError(detail::ChildError::Kind::io,
+                               fmt::format("plugin worker sent an oversized frame: {} bytes claimed, at most {} expected",
+                                           n, max_bytes));
     }
     std::string payload(n, '\0');
     child_->read_exact(payload.data(), n, deadline);
@@ -346,7 +357,7 @@ class PluginBackend final : public detail::IsolatedBackend {
     child_.reset();
     try {
       child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{opt_.host_exe, kPluginHostCommand, path_});
-      auto [t, payload] = receive(detail::Clock::now() + timeout());
+      auto [t, payload] = receive(detail::Clock::now() + timeout(), kTextFrameBytes);
       if (t == kFail) throw BackendError(fmt::format("plugin {}: {}", spec_, payload));
       if (t != kHelo) throw BackendError(fmt::format("plugin {}: unexpected handshake from the worker", spec_));
       plugin_name_ = payload;

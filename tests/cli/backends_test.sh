@@ -42,7 +42,7 @@ fault() {  # fault NAME: run the worked examples on libnc_fault_NAME.so
     "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_$1.so" --timeout 2 >"$tmp/out" 2>"$tmp/err"
   echo $?
 }
-for f in segfault abort hang wrong_shape wrong_dtype; do
+for f in segfault abort hang wrong_shape wrong_dtype forged_frame; do
   rc=$(fault $f)
   if [ "$rc" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL plugin $f: exit $rc, wanted 3"; cat "$tmp/out" "$tmp/err"; fi
   contains "plugin $f: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 11 passed, 0 failed, 0 skipped, 0 mistrusted, 1 errors$"
@@ -60,6 +60,10 @@ fault wrong_shape >/dev/null
 contains "wrong shape: guard" "$tmp/out" "wrote past the end of output y"
 fault wrong_dtype >/dev/null
 contains "wrong dtype: descriptor" "$tmp/out" "modified the output descriptor y \(dtype f64 -> f32"
+fault forged_frame >/dev/null
+contains "forged frame: refused by its size (issue 19)" "$tmp/out" \
+  "oversized frame: 68719476736 bytes claimed, at most 65536 expected"
+contains "forged frame: the report is complete" "$tmp/out" "^12 [a-z ]+: 11 passed"
 
 rc=$(fault nan)
 [ "$rc" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin nan: exit $rc, wanted 1"; }

@@ -11,6 +11,9 @@
  *   NC_FAULT_CHATTY       prints to stdout on every call, otherwise correct
  *   NC_FAULT_BAD_ABI      reports ABI version 999 (refused at load)
  *   NC_FAULT_PICKY        correct, but declines f16 data (supports() = 0: SKIPPED with its reason)
+ *   NC_FAULT_FORGED_FRAME finds the host's protocol pipe and writes a reply header claiming
+ *                         2^36 bytes of y on the trigger case (the parent must refuse the size
+ *                         before allocating: ERROR for that case, the run goes on)
  * The trigger case is x = [1, 2, 3, 4] in f64 (cases/layer_norm/worked_examples.toml ln_1234).
  */
 #define nc_plugin_run example_run
@@ -23,6 +26,10 @@
 
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef NC_FAULT_FORGED_FRAME
+#include <fcntl.h>
+#include <sys/stat.h>
+#endif
 
 static int is_trigger(const nc_problem* p) {
   const nc_tensor* x = p->x;
@@ -85,6 +92,20 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
     for (int d = 0; d < p->y->ndim; ++d) count *= p->y->shape[d];
     for (int64_t i = 0; i < count; ++i) set(p->y, i, NAN);
     return rc;
+  }
+#elif defined(NC_FAULT_FORGED_FRAME)
+  if (trigger) {
+    /* The host keeps the protocol on a private copy of its stdout: a write-only pipe above
+       fd 2. Write the header of an OKAY frame (tag "OKAY", u64 length) claiming 2^36 bytes. */
+    const unsigned char tag[4] = {'O', 'K', 'A', 'Y'};
+    const uint64_t claimed = (uint64_t)1 << 36;
+    for (int fd = 3; fd < 64; ++fd) {
+      struct stat st;
+      const int fl = fcntl(fd, F_GETFL);
+      if (fl < 0 || (fl & O_ACCMODE) != O_WRONLY || fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+      if (write(fd, tag, sizeof tag) != (ssize_t)sizeof tag || write(fd, &claimed, sizeof claimed) != (ssize_t)sizeof claimed)
+        return 1;
+    }
   }
 #elif defined(NC_FAULT_CHATTY)
   printf("misbehaving_plugin: chatter on stdout that must not reach normcheck's protocol\n");
