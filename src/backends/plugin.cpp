@@ -210,7 +210,10 @@ std::pair<std::uint32_t, std::string> serve(const std::string& payload, nc_plugi
 class PluginBackend final : public detail::IsolatedBackend {
  public:
   PluginBackend(std::string spec_path, std::string abs_path, BackendOptions opt)
-      : spec_(std::move(spec_path)), path_(std::move(abs_path)), opt_(std::move(opt)) {
+      : IsolatedBackend({opt.timeout_s, opt.budget_s, opt.max_timeouts}),
+        spec_(std::move(spec_path)),
+        path_(std::move(abs_path)),
+        opt_(std::move(opt)) {
     if (opt_.host_exe.empty()) {
       std::error_code ec;
       opt_.host_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -225,7 +228,7 @@ class PluginBackend final : public detail::IsolatedBackend {
   }
 
  protected:
-  detail::Evaluation evaluate(const Problem& p) override {
+  detail::Evaluation evaluate(const Problem& p, detail::Clock::time_point deadline) override {
     detail::Evaluation e;
     if (p.op != Op::layer_norm && p.op != Op::rms_norm) {  // the fields of the other ops come with ABI 2
       e.kind = detail::Evaluation::Kind::skip;
@@ -269,7 +272,6 @@ class PluginBackend final : public detail::IsolatedBackend {
       w.bytes(t.data(), t.nbytes());
     }
     try {
-      const auto deadline = detail::Clock::now() + timeout();
       child_->clear_stderr_tail();
       send(kEval, w.buf, deadline);
       // A reply is y (out_dtype, the shape of x) or a message: nothing larger is read.
@@ -296,6 +298,7 @@ class PluginBackend final : public detail::IsolatedBackend {
       }
     } catch (const detail::ChildError& ex) {
       e.message = failure(ex);
+      e.timed_out = ex.kind == detail::ChildError::Kind::timeout;
     }
     return e;
   }

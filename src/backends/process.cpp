@@ -76,7 +76,8 @@ bool executable(const std::string& prog) {
 
 class CmdBackend final : public detail::IsolatedBackend {
  public:
-  CmdBackend(std::string command, BackendOptions opt) : command_(std::move(command)), opt_(std::move(opt)) {
+  CmdBackend(std::string command, BackendOptions opt)
+      : IsolatedBackend({opt.timeout_s, opt.budget_s, opt.max_timeouts}), command_(std::move(command)), opt_(std::move(opt)) {
     std::string tmpl = (fs::temp_directory_path() / "normcheck-cmd-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw BackendError(fmt::format("cmd: cannot create a temporary folder: {}", std::strerror(errno)));
     dir_ = tmpl;
@@ -101,7 +102,7 @@ class CmdBackend final : public detail::IsolatedBackend {
   }
 
  protected:
-  detail::Evaluation evaluate(const Problem& p) override {
+  detail::Evaluation evaluate(const Problem& p, detail::Clock::time_point deadline) override {
     detail::Evaluation e;
     if (!child_ || !child_->alive()) {
       try {
@@ -144,7 +145,6 @@ class CmdBackend final : public detail::IsolatedBackend {
     }
     json rep;
     try {
-      const auto deadline = detail::Clock::now() + timeout();
       child_->clear_stderr_tail();
       const std::string line = req.dump() + "\n";
       child_->write_all(line.data(), line.size(), deadline);
@@ -152,6 +152,7 @@ class CmdBackend final : public detail::IsolatedBackend {
     } catch (const detail::ChildError& ex) {
       cleanup();
       e.message = failure(ex);
+      e.timed_out = ex.kind == detail::ChildError::Kind::timeout;
       return e;
     } catch (const std::exception& ex) {  // a reply that breaks the protocol: restart the worker
       cleanup();

@@ -27,6 +27,8 @@ std::vector<std::pair<std::string, std::string>> builtin_backends();
 /// Settings of the backends that run outside normcheck's process (plugin:, cmd:).
 struct BackendOptions {
   double timeout_s = 60;  ///< seconds per evaluation and per worker start (--timeout)
+  double budget_s = 0;    ///< seconds a plugin:/cmd: backend may spend in all (--budget); 0: no limit
+  int max_timeouts = 3;   ///< timeouts in a row after which a plugin:/cmd: backend is not asked again; 0: never
   std::string host_exe;   ///< executable run as "EXE __plugin-host LIB" to host plugins; empty: this one
 };
 /// make_backend, also accepting "plugin:PATH" (a C-ABI plugin, src/backends/normcheck_plugin.h),

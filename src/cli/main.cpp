@@ -84,7 +84,8 @@ struct RunArgs {
   std::string dump_dir, program = "normcheck", shard, expect_failures, tier;
   OutputArgs out;
   bool list = false, strict = false, no_progress = false, coverage = false;
-  double timeout = 60;
+  double timeout = 60, budget = 0;
+  int max_timeouts = 3;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -110,6 +111,8 @@ int cmd_run(const RunArgs& a) {
   req.strict = a.strict;
   req.progress = !a.no_progress;
   req.timeout_s = a.timeout;
+  req.budget_s = a.budget;
+  req.max_timeouts = a.max_timeouts;
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
   const nc::Report rep = nc::run(req);
   const int rc = emit(rep, a.out);
@@ -221,6 +224,14 @@ int main(int argc, char** argv) {
             return "";
           },
           "SECONDS"));
+  run->add_option("--budget", ra.budget,
+                  "seconds each plugin:/cmd: backend may spend in all its evaluations; then its remaining cases are ERROR "
+                  "\"budget exhausted\" (default 0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  run->add_option("--max-timeouts", ra.max_timeouts,
+                  "after this many timeouts in a row a plugin:/cmd: backend is not asked again: its remaining cases are "
+                  "ERROR (default 3; 0: never stop)")
+      ->check(CLI::Range(0, 1000000));
 
   auto* backends = app.add_subcommand("backends", "list built-in backends and the installed adapters");
 

@@ -109,6 +109,25 @@ done
 rc=$(worker nan)
 [ "$rc" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL worker nan: exit $rc, wanted 1"; }
 lacks "worker nan: no ERROR" "$tmp/out" "^ERROR"
+# A backend that hangs on everything costs --max-timeouts timeouts, or --budget, not
+# --timeout per case (issue 19): the rest are ERROR naming the limit, the run still reports.
+t0=$(date +%s)
+expect "hanging worker: stopped after 2 timeouts in a row" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py hang_all" \
+  --timeout 1 --max-timeouts 2
+t1=$(date +%s)
+contains "hanging worker: every case is ERROR" "$tmp/out" "^12 [a-z ]+: 0 passed, 0 failed, 0 skipped, 0 mistrusted, 12 errors$"
+contains "hanging worker: the limit named" "$tmp/out" "not asked: the backend timed out on 2 cases in a row \(--max-timeouts 2\)"
+[ $((t1 - t0)) -lt 8 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL hanging worker: took $((t1 - t0)) s, wanted ~2 s"; }
+t0=$(date +%s)
+expect "hanging worker: --budget" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py hang_all" \
+  --timeout 60 --budget 1.5 --max-timeouts 0
+t1=$(date +%s)
+contains "budget: every case is ERROR" "$tmp/out" "^12 [a-z ]+: 0 passed, 0 failed, 0 skipped, 0 mistrusted, 12 errors$"
+contains "budget: named" "$tmp/out" "budget exhausted: this backend has spent 1.5 s of its 1.5 s \(--budget\)"
+[ $((t1 - t0)) -lt 8 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL budget: took $((t1 - t0)) s, wanted ~1.5 s"; }
+expect "a budget ample for the run changes nothing" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py ok" --budget 600
+expect "bad budget" 2 "$nc" run "$w" --backend cpu --budget -1
+expect "bad max-timeouts" 2 "$nc" run "$w" --backend cpu --max-timeouts x
 expect "worker that dies before the handshake" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py no_hello"
 contains "handshake failure named" "$tmp/err" "exited with status 4 .*fake_worker: cannot start"
 expect "worker with another protocol" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py bad_protocol"

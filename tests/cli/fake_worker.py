@@ -7,6 +7,7 @@ the way named by argv[1]:
   crash         kills itself with SIGSEGV
   exit          exits with status 7
   hang          sleeps forever
+  hang_all      sleeps forever on every problem, trigger or not (after the handshake)
   garbage       prints a line that is not JSON
   wrong_id      answers with another request id
   wrong_shape   returns y of shape [2, 2]
@@ -118,6 +119,8 @@ def main():
         if req["type"] == "hello":
             reply = {"protocol": 99 if MODE == "bad_protocol" else 1, "name": f"fake_worker {MODE}"}
         else:
+            while MODE == "hang_all":
+                time.sleep(1000)
             reply = answer(req)
         sys.stdout.write((reply if isinstance(reply, str) else json.dumps(reply)) + "\n")
         sys.stdout.flush()
