@@ -5,48 +5,89 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace normcheck {
 
-void write_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // mkstemp: a fresh name created with O_EXCL in the target's folder (never a planted
-  // file or symlink), then rename over the target.
-  // (fmt, not operator+: g++ 12 warns falsely on that concatenation, PR 105329)
-  std::string tmpl = (dir / fmt::format(".{}.tmp.XXXXXX", target.filename().string())).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+namespace {
+
+/// Writes all of text to fd; returns errno (0 on success).
+int write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t k = ::write(fd, text.data() + done, text.size() - done);
     if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      throw std::runtime_error(fmt::format("{}: write failed: {}", path, why));
-    }
+    if (k <= 0) return k < 0 ? errno : EIO;
     done += static_cast<std::size_t>(k);
   }
+  return 0;
+}
+
+/// Gives the unnamed file fd (O_TMPFILE) a fresh name in dir: linkat never replaces an
+/// existing name (EEXIST: another name is tried), so a planted file or symlink is never
+/// followed. Returns the name, or "" with errno set.
+std::string link_fresh_name(int fd, const std::filesystem::path& dir, const std::string& stem) {
+  std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(
+                                                    std::chrono::steady_clock::now().time_since_epoch().count()));
+  const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string name = (dir / fmt::format(".{}.tmp.{:016x}", stem, rng())).string();
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return name;
+    if (errno != EEXIST) return "";
+  }
+  errno = EEXIST;
+  return "";
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   const mode_t mask = ::umask(0);  // a report gets the permissions a plain open would give it
   ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error(fmt::format("{}: write failed: {}", path, why));
+  const std::string stem = target.filename().string();
+  // The text goes into an unnamed file (O_TMPFILE) in the target's folder: a process killed
+  // while writing (kill -9, SIGXFSZ) leaves nothing behind. Only the complete, flushed file
+  // gets a name (a fresh one, then renamed over the target). Where the file system has no
+  // O_TMPFILE, mkstemp: a fresh name created with O_EXCL, removed on every failure we see.
+  std::string tmp;
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666 & ~mask);
+  const bool unnamed = fd >= 0;
+  if (!unnamed) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    // (fmt, not operator+: g++ 12 warns falsely on that concatenation, PR 105329)
+    tmp = (dir / fmt::format(".{}.tmp.XXXXXX", stem)).string();
+    fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    ::fchmod(fd, 0666 & ~mask);
   }
+  auto fail = [&](const char* what, int err) {
+    if (fd >= 0) ::close(fd);
+    if (!tmp.empty()) ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+  };
+  if (const int err = write_all(fd, text)) fail("write failed", err);
+  if (::fsync(fd) != 0) fail("write failed", errno);
+  if (unnamed) {
+    tmp = link_fresh_name(fd, dir, stem);
+    if (tmp.empty()) fail("cannot write", errno);
+  }
+  const int fd_done = fd;
+  fd = -1;
+  if (::close(fd_done) != 0) fail("write failed", errno);
   std::error_code ec;
-  fs::rename(tmpl, target, ec);
+  fs::rename(tmp, target, ec);
   if (ec) {
-    ::unlink(tmpl.c_str());
+    ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("{}: cannot replace: {}", path, ec.message()));
   }
 }
