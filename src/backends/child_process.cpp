@@ -109,6 +109,10 @@ ChildProcess::~ChildProcess() {
     }
     if (!dead_) kill();
   }
+  // Whatever the worker started in its process group dies with it, also when the worker
+  // itself exited cleanly (its pid cannot be reused while the group has members). A child
+  // that left the group (setsid, setpgid) escapes: README "Plugins and external workers".
+  if (pid_ > 0) ::kill(-pid_, SIGKILL);
   if (out_ >= 0) close(out_);
   if (err_ >= 0) close(err_);
 }

@@ -128,6 +128,18 @@ contains "budget: named" "$tmp/out" "budget exhausted: this backend has spent 1.
 expect "a budget ample for the run changes nothing" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py ok" --budget 600
 expect "bad budget" 2 "$nc" run "$w" --backend cpu --budget -1
 expect "bad max-timeouts" 2 "$nc" run "$w" --backend cpu --max-timeouts x
+# What a worker starts in its process group dies with it at the end of the run, also when the
+# worker exits cleanly on EOF (issue 19: 10 of 10 such children outlived normcheck).
+expect "spawning worker: its run passes" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py spawn $tmp/spawn.pid"
+spawned=$(cat "$tmp/spawn.pid" 2>/dev/null)
+if [ -z "$spawned" ]; then fail=$((fail + 1)); echo "FAIL spawning worker: no pid file"
+else
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$spawned" 2>/dev/null || break; sleep 0.2; done
+  if kill -0 "$spawned" 2>/dev/null && ! grep -q zombie "/proc/$spawned/status" 2>/dev/null && \
+     ! grep -q "^State:.*Z" "/proc/$spawned/status" 2>/dev/null; then
+    fail=$((fail + 1)); echo "FAIL spawning worker: its child $spawned outlived normcheck"; kill "$spawned"
+  else pass=$((pass + 1)); fi
+fi
 expect "worker that dies before the handshake" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py no_hello"
 contains "handshake failure named" "$tmp/err" "exited with status 4 .*fake_worker: cannot start"
 expect "worker with another protocol" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py bad_protocol"

@@ -8,6 +8,8 @@ the way named by argv[1]:
   exit          exits with status 7
   hang          sleeps forever
   hang_all      sleeps forever on every problem, trigger or not (after the handshake)
+  spawn PIDFILE correct, but starts a `sleep 600` in the background at the handshake and
+                writes its pid to PIDFILE (it must not outlive normcheck)
   garbage       prints a line that is not JSON
   wrong_id      answers with another request id
   wrong_shape   returns y of shape [2, 2]
@@ -117,6 +119,12 @@ def main():
     for line in sys.stdin:
         req = json.loads(line)
         if req["type"] == "hello":
+            if MODE == "spawn":
+                import subprocess
+                child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+                with open(sys.argv[2], "w") as f:
+                    f.write(f"{child.pid}\n")
             reply = {"protocol": 99 if MODE == "bad_protocol" else 1, "name": f"fake_worker {MODE}"}
         else:
             while MODE == "hang_all":
