@@ -128,6 +128,31 @@ void check_size(const Ctx& c, const toml::node* n, const std::string& field, con
   }
 }
 
+Shape shape_of(const Ctx& c, const toml::node& n, const std::string& field);
+
+/// Checks, before any input is generated, that a case's inputs together hold at most
+/// c.max_elements elements (the bound of one tensor): four inputs at the limit made one case
+/// allocate 8 GiB (bad_alloc, exit 3) where the file is a few hundred bytes. Shapes given
+/// by `shape` are counted here; literal values are already in memory and counted by
+/// tensor_of.
+template <class Items>
+void check_inputs_size(const Ctx& c, const Items& inputs, const std::string& field) {
+  std::int64_t total = 0;
+  for (auto& [name, v] : inputs.items()) {
+    const toml::table* t = v->as_table();
+    const toml::node* sn = t ? t->get("shape") : nullptr;
+    if (!sn) continue;
+    const std::int64_t n = numel(shape_of(c, *sn, field + "." + std::string(name) + ".shape"));
+    if (n > c.max_elements - total)
+      c.fail(sn, field + "." + std::string(name) + ".shape",
+             fmt::format("the case's inputs would hold more than {} elements together (the limit of one tensor; ~{:.1f} GiB "
+                         "as f64 before the reference's working copies): split the case",
+                         c.max_elements == kMaxCaseElements ? std::string("2^28") : std::to_string(c.max_elements),
+                         static_cast<double>(total + n) * 8 / (1024.0 * 1024 * 1024)));
+    total += n;
+  }
+}
+
 Shape shape_of(const Ctx& c, const toml::node& n, const std::string& field) {
   const toml::array* a = n.as_array();
   if (!a) c.fail(&n, field, "expected an array of positive integers");
@@ -591,6 +616,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   }
   const auto inputs_t = layered("inputs", f + ".inputs");
   if (inputs_t) {
+    check_inputs_size(c, *inputs_t, f + ".inputs");
     for (auto& [name, v] : inputs_t->items()) p.inputs[name] = tensor_of(c, *v, f + ".inputs." + name, dt, cs.seeds);
   } else if (!base) {
     c.fail(line, f + ".inputs", "missing inputs (at least inputs.x)");

@@ -75,6 +75,24 @@ expect "transform making running_var negative" 2 "$nc" run --no-progress "$tmp/t
 contains "names file, line and field" "$tmp/err" "tr.toml:15: case.bn.expect.changes_under: running_var:shift\(-10\) makes the problem invalid"
 expect "--list refuses it too" 2 "$nc" run --list --no-progress "$tmp/tr.toml"
 
+# ---- a case whose inputs together pass the size of one tensor: exit 2 before allocating -----
+cat >"$tmp/big.toml" <<'T'
+[[case]]
+name = "big"
+op = "layer_norm"
+dtype = "f32"
+convention = { affine = "gamma_beta" }
+inputs.x = { generator = "normal", seed = 1, shape = [1, 268435456] }
+inputs.gamma = { generator = "constant", value = 1.0, shape = [268435456] }
+inputs.beta = { generator = "constant", value = 0.0, shape = [268435456] }
+T
+t0=$(date +%s)
+expect "inputs over 2^28 elements together" 2 "$nc" run --no-progress "$tmp/big.toml"
+t1=$(date +%s)
+contains "names file, line and field" "$tmp/err" \
+  "big.toml:7: case.big.inputs.gamma.shape: the case's inputs would hold more than 2\^28 elements together"
+[ $((t1 - t0)) -lt 5 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL big inputs: $((t1 - t0)) s: generated before refusing"; }
+
 # ---- a malformed golden file: exit 2 naming the file and field, never internal error ----
 mkdir -p "$tmp/g/cases" "$tmp/g/golden"
 printf '[[case]]\nname = "a"\nop = "layer_norm"\ndtype = "f64"\ninputs.x = { values = [1, 3] }\n' >"$tmp/g/cases/w.toml"
