@@ -45,6 +45,20 @@ std::string link_fresh_name(int fd, const std::filesystem::path& dir, const std:
   return "";
 }
 
+/// The O_TMPFILE way: returns the fresh name of the complete, flushed file, or "" when this
+/// file system or this process cannot do it (no O_TMPFILE, no /proc): nothing is left then.
+std::string write_unnamed(const std::filesystem::path& dir, const std::string& stem, const std::string& text, mode_t mode) {
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+  if (fd < 0) return "";
+  std::string name;
+  if (write_all(fd, text) == 0 && ::fsync(fd) == 0) name = link_fresh_name(fd, dir, stem);
+  if (::close(fd) != 0 && !name.empty()) {
+    ::unlink(name.c_str());
+    name.clear();
+  }
+  return name;
+}
+
 }  // namespace
 
 void write_atomically(const std::string& path, const std::string& text) {
@@ -56,34 +70,24 @@ void write_atomically(const std::string& path, const std::string& text) {
   const std::string stem = target.filename().string();
   // The text goes into an unnamed file (O_TMPFILE) in the target's folder: a process killed
   // while writing (kill -9, SIGXFSZ) leaves nothing behind. Only the complete, flushed file
-  // gets a name (a fresh one, then renamed over the target). Where the file system has no
-  // O_TMPFILE, mkstemp: a fresh name created with O_EXCL, removed on every failure we see.
-  std::string tmp;
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666 & ~mask);
-  const bool unnamed = fd >= 0;
-  if (!unnamed) {
-    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-      throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  // gets a name (a fresh one, then renamed over the target). Where that cannot be done (a
+  // file system without O_TMPFILE, no /proc), mkstemp: a fresh name created with O_EXCL,
+  // removed on every failure we see.
+  std::string tmp = write_unnamed(dir, stem, text, 0666 & ~mask);
+  if (tmp.empty()) {
     // (fmt, not operator+: g++ 12 warns falsely on that concatenation, PR 105329)
     tmp = (dir / fmt::format(".{}.tmp.XXXXXX", stem)).string();
-    fd = ::mkstemp(tmp.data());
+    const int fd = ::mkstemp(tmp.data());
     if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     ::fchmod(fd, 0666 & ~mask);
+    int err = write_all(fd, text);
+    if (!err && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && !err) err = errno;
+    if (err) {
+      ::unlink(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: write failed: {}", path, std::strerror(err)));
+    }
   }
-  auto fail = [&](const char* what, int err) {
-    if (fd >= 0) ::close(fd);
-    if (!tmp.empty()) ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
-  };
-  if (const int err = write_all(fd, text)) fail("write failed", err);
-  if (::fsync(fd) != 0) fail("write failed", errno);
-  if (unnamed) {
-    tmp = link_fresh_name(fd, dir, stem);
-    if (tmp.empty()) fail("cannot write", errno);
-  }
-  const int fd_done = fd;
-  fd = -1;
-  if (::close(fd_done) != 0) fail("write failed", errno);
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
