@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends/child_process.hpp"
+#include "backends/registry.hpp"
 #include "spec/backend.hpp"
 
 namespace normcheck::detail {
@@ -21,18 +22,6 @@ struct Evaluation {
   bool timed_out = false;  ///< error: the worker did not answer before the deadline (it was killed)
 };
 
-/// What a worker backend may spend. timeout_s bounds one exchange (--timeout); budget_s,
-/// when > 0, the seconds spent in all of the backend's exchanges together (--budget);
-/// max_timeouts, when > 0, the timeouts in a row after which the backend is not asked again
-/// (--max-timeouts). Once either limit is reached every later evaluation is an error naming
-/// it, without starting the worker: a hanging backend costs at most the budget, not
-/// --timeout per case.
-struct WorkerLimits {
-  double timeout_s = 60;
-  double budget_s = 0;
-  int max_timeouts = 3;
-};
-
 /// A backend whose worker decides support and evaluates in one exchange. The runner asks
 /// unsupported(p) and then run(p) for the same problem; the first call evaluates and keeps
 /// the answer, the second returns it, so each problem is evaluated once. A worker failure
@@ -40,7 +29,12 @@ struct WorkerLimits {
 /// ERROR and the run goes on.
 class IsolatedBackend : public Backend {
  public:
-  explicit IsolatedBackend(WorkerLimits limits) : limits_(limits) {}
+  /// `opt`: what the worker may spend. timeout_s bounds one exchange (--timeout); budget_s,
+  /// when > 0, all of the backend's exchanges together (--budget); max_timeouts, when > 0,
+  /// the timeouts in a row after which it is not asked again (--max-timeouts). Once either
+  /// limit is reached every later evaluation is an error naming it, without starting the
+  /// worker: a hanging backend costs at most the budget, not --timeout per case.
+  explicit IsolatedBackend(const BackendOptions& opt) : limits_(opt) {}
 
   std::optional<std::string> unsupported(const ValidProblem& p, const Recorded&) const override {
     auto* self = const_cast<IsolatedBackend*>(this);  // the worker is state, not observable value
@@ -65,7 +59,6 @@ class IsolatedBackend : public Backend {
   /// and what is left of --budget). Never throws for a worker failure: it returns
   /// Kind::error, timed_out set when the deadline passed.
   virtual Evaluation evaluate(const Problem& p, Clock::time_point deadline) = 0;
-  const WorkerLimits& limits() const { return limits_; }
 
  private:
   /// evaluate() within the limits: refused once they are spent; a timeout cut short by the
@@ -95,7 +88,7 @@ class IsolatedBackend : public Backend {
     return e;
   }
 
-  WorkerLimits limits_;
+  BackendOptions limits_;
   double spent_s_ = 0;
   int timeouts_ = 0;
   std::optional<std::string> gave_up_;

@@ -210,7 +210,7 @@ std::pair<std::uint32_t, std::string> serve(const std::string& payload, nc_plugi
 class PluginBackend final : public detail::IsolatedBackend {
  public:
   PluginBackend(std::string spec_path, std::string abs_path, BackendOptions opt)
-      : IsolatedBackend({opt.timeout_s, opt.budget_s, opt.max_timeouts}),
+      : IsolatedBackend(opt),
         spec_(std::move(spec_path)),
         path_(std::move(abs_path)),
         opt_(std::move(opt)) {
@@ -275,7 +275,7 @@ class PluginBackend final : public detail::IsolatedBackend {
       child_->clear_stderr_tail();
       send(kEval, w.buf, deadline);
       // A reply is y (out_dtype, the shape of x) or a message: nothing larger is read.
-      const std::size_t y_bytes = Tensor(p.out_dtype, p.x().shape()).nbytes();
+      const std::size_t y_bytes = static_cast<std::size_t>(numel(p.x().shape())) * format_info(p.out_dtype).bytes;
       auto [t, payload] = receive(deadline, std::max(y_bytes, kTextFrameBytes));
       if (t == kSkip) {
         e.kind = detail::Evaluation::Kind::skip;

@@ -77,7 +77,7 @@ bool executable(const std::string& prog) {
 class CmdBackend final : public detail::IsolatedBackend {
  public:
   CmdBackend(std::string command, BackendOptions opt)
-      : IsolatedBackend({opt.timeout_s, opt.budget_s, opt.max_timeouts}), command_(std::move(command)), opt_(std::move(opt)) {
+      : IsolatedBackend(opt), command_(std::move(command)), opt_(std::move(opt)) {
     std::string tmpl = (fs::temp_directory_path() / "normcheck-cmd-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw BackendError(fmt::format("cmd: cannot create a temporary folder: {}", std::strerror(errno)));
     dir_ = tmpl;
