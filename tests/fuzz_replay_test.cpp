@@ -15,6 +15,7 @@ extern "C" int normcheck_fuzz_npy(const std::uint8_t* data, std::size_t size);
 extern "C" int normcheck_fuzz_safetensors(const std::uint8_t* data, std::size_t size);
 extern "C" int normcheck_fuzz_merge(const std::uint8_t* data, std::size_t size);
 extern "C" int normcheck_fuzz_worker_reply(const std::uint8_t* data, std::size_t size);
+extern "C" int normcheck_fuzz_plugin_frame(const std::uint8_t* data, std::size_t size);
 
 namespace {
 
@@ -42,4 +43,5 @@ TEST_CASE("fuzz corpus: every checked-in input replays through its harness", "[f
   CHECK(replay("safetensors", normcheck_fuzz_safetensors) >= 0);
   CHECK(replay("merge", normcheck_fuzz_merge) >= 1);
   CHECK(replay("worker_reply", normcheck_fuzz_worker_reply) >= 0);
+  CHECK(replay("plugin_frame", normcheck_fuzz_plugin_frame) >= 8);
 }

@@ -40,13 +40,14 @@ cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx"
   { cat "$b/configure.log"; exit 2; }
 cmake --build "$b" -j "${JOBS:-2}" --target normcheck_fuzzers
 
-# harness, -max_len, dictionary
+# harness, -max_len, dictionary (- for none)
 harnesses=(
   "fuzz_case_file 8192 toml.dict"
   "fuzz_npy 4096 npy.dict"
   "fuzz_safetensors 4096 json.dict"
   "fuzz_merge 16384 json.dict"
   "fuzz_worker_reply 4096 json.dict"
+  "fuzz_plugin_frame 4096 -"
 )
 
 # Seed corpus.
@@ -67,6 +68,7 @@ for h in "${harnesses[@]}"; do
     safetensors) cp -f "$gen"/safetensors/* "$b/corpus/$name/" ;;
     merge) find golden cases -name '*.json' -size -16k -exec cp -f {} "$b/corpus/$name/" \; ;;
     worker_reply) cp -f "$gen"/worker_reply/* "$b/corpus/$name/" ;;
+    plugin_frame) cp -f "$gen"/plugin_frame/* "$b/corpus/$name/" ;;
   esac
 done
 
@@ -78,12 +80,14 @@ for h in "${harnesses[@]}"; do
   read -r name maxlen dict <<<"$h"
   if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then continue; fi
   log="$b/findings/$name.log"
+  dict_arg=()
+  [ "$dict" != - ] && dict_arg=("-dict=$PWD/tests/fuzz/$dict")
   before=$(ls "$b/findings" | grep -c "^$name-" || true)
   echo "fuzz: $name for ${secs}s (-max_len=$maxlen)"
   rc=0
   # Absolute paths: fuzz_worker_reply changes its working directory during each input.
   "$b/tests/fuzz/$name" "$PWD/$b/corpus/$name" -max_total_time="$secs" -max_len="$maxlen" -rss_limit_mb=2048 \
-    -timeout=10 -dict="$PWD/tests/fuzz/$dict" -print_final_stats=1 -artifact_prefix="$PWD/$b/findings/$name-" \
+    -timeout=10 "${dict_arg[@]}" -print_final_stats=1 -artifact_prefix="$PWD/$b/findings/$name-" \
     >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   after=$(ls "$b/findings" | grep -c "^$name-" || true)

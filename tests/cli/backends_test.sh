@@ -64,6 +64,28 @@ fault forged_frame >/dev/null
 contains "forged frame: refused by its size (issue 19)" "$tmp/out" \
   "oversized frame: 68719476736 bytes claimed, at most 65536 expected"
 contains "forged frame: the report is complete" "$tmp/out" "^12 [a-z ]+: 11 passed"
+# The worker's end: requests whose shape disagrees with their bytes or with nc_tensor
+# (100 dims; 2^20 x 3 elements in 12 bytes) are answered "host: malformed request", never
+# served (the host wrote past nc_tensor::shape and the plugin read past x: issue 19).
+python3 - "$nc" "$plugins/libnc_example_plugin.so" >"$tmp/host" 2>&1 <<'PY'
+import struct, subprocess, sys
+def tensor(name, shape, data):
+    return (struct.pack('<Q', len(name)) + name + struct.pack('<Ii', 1, len(shape)) +
+            b''.join(struct.pack('<q', e) for e in shape) + struct.pack('<Q', len(data)) + data)
+def request(shape, nbytes):
+    p = struct.pack('<IdIIIiIII', 0, 1e-5, 0, 0, 0, 1, 1, 1, 1) + tensor(b'x', shape, b'\0' * nbytes)
+    return b'EVAL' + struct.pack('<Q', len(p)) + p
+good = request([2, 3], 24)
+out = subprocess.run([sys.argv[1], '__plugin-host', sys.argv[2]], capture_output=True, timeout=30,
+                     input=request([1] * 100, 4) + request([1 << 20, 3], 12) + good).stdout
+while out:
+    tag, n = out[:4], struct.unpack('<Q', out[4:12])[0]
+    print(tag.decode(), n if tag == b'OKAY' else out[12:12 + n].decode(errors='replace'))
+    out = out[12 + n:]
+PY
+contains "plugin host: 100 dims refused" "$tmp/host" "^ERRR host: malformed request: tensor x: 100 dims$"
+contains "plugin host: shape beyond its bytes refused" "$tmp/host" "^ERRR host: malformed request: tensor x: 12 bytes for its shape$"
+contains "plugin host: a good request after them is served" "$tmp/host" "^OKAY 24$"
 
 rc=$(fault nan)
 [ "$rc" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plugin nan: exit $rc, wanted 1"; }

@@ -1,7 +1,8 @@
 // Writes the generated part of the fuzzing seed corpus (tools/fuzz.sh): small .npy and
 // .safetensors files from the codec's writers and hand-built variants (versions 2.0/3.0,
 // Fortran order, 0-d, '=' and '|' byte orders), and worker replies naming them.
-// Usage: normcheck_fuzz_seeds DIR  (writes DIR/npy, DIR/safetensors, DIR/worker_reply).
+// Usage: normcheck_fuzz_seeds DIR  (writes DIR/npy, DIR/safetensors, DIR/worker_reply,
+// DIR/plugin_frame: worker stdout streams and EVAL payloads, fuzz_plugin_frame.cpp).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/plugin_frames.hpp"
 #include "core/tensor_file.hpp"
+#include "plugin_frame_problem.hpp"
 
 using namespace normcheck;
 namespace fs = std::filesystem;
@@ -43,7 +46,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[1];
-  for (const char* sub : {"npy", "safetensors", "worker_reply"}) fs::create_directories(dir / sub);
+  for (const char* sub : {"npy", "safetensors", "worker_reply", "plugin_frame"}) fs::create_directories(dir / sub);
   std::map<std::string, Tensor> named;
   int k = 0;
   for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16})
@@ -68,6 +71,18 @@ int main(int argc, char** argv) {
   put(dir / "worker_reply" / "two_outputs",
       "{\"id\": 7, \"outputs\": {\"y\": {\"path\": \"reply.npy\"}, \"mean\": {\"path\": \"reply.npy\", \"dtype\": \"f64\"}}}\n" +
           npy_bytes(Tensor::from_doubles(DType::f64, {2}, {1, 2})));
+  // Plugin frames: for each problem, a worker's stdout (HELO, then OKAY with y, SKIP, ERRR)
+  // and the EVAL payload the parent sends.
+  for (std::uint8_t sel = 0; sel < 16; ++sel) {
+    using namespace normcheck::detail;
+    const Problem p = fuzz::plugin_frame_problem(sel);
+    const std::size_t y_bytes = static_cast<std::size_t>(numel(p.x().shape())) * format_info(p.out_dtype).bytes;
+    const std::string head(1, static_cast<char>(sel));
+    put(dir / "plugin_frame" / ("stdout_" + std::to_string(sel)),
+        head + frame_bytes(kHelo, "fuzz plugin") + frame_bytes(kOkay, std::string(y_bytes, '\x3c')) +
+            frame_bytes(kSkip, "no") + frame_bytes(kErrr, "boom") + frame_bytes(kOkay, std::string(y_bytes, '\0')));
+    put(dir / "plugin_frame" / ("eval_" + std::to_string(sel)), std::string(1, static_cast<char>(0x80 | sel)) + encode_request(p).payload);
+  }
   const fs::path st = dir / "safetensors";
   write_safetensors((st / "all.safetensors").string(), named, {{"format", "pt"}});
   write_safetensors((st / "one.safetensors").string(), {{"x", named.at("t6")}});
