@@ -5,7 +5,9 @@
 #
 # Usage: tools/fuzz.sh [SECONDS_PER_HARNESS]   (default 60)
 # Env:   JOBS (build parallelism, default 2), CXX_FUZZ (default clang++),
-#        FUZZ_ONLY="fuzz_npy fuzz_merge" (a subset of the harnesses).
+#        FUZZ_ONLY="fuzz_npy fuzz_merge" (a subset of the harnesses),
+#        FUZZ_RUNS=N (stop each harness after N executions, or at SECONDS, whichever first:
+#        FUZZ_RUNS=1000000 tools/fuzz.sh 1800 is the campaign of issue 19's "Done when").
 # Needs: tools/setup.sh --fuzz: clang, its libFuzzer/ASan/UBSan runtimes (Debian 12:
 #        libclang-rt-14-dev, which provides /usr/lib/llvm-14/lib/clang/14*/lib/linux/
 #        libclang_rt.fuzzer-*.a) and OpenMP for clang (libomp-dev).
@@ -19,6 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [[ "$secs" =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS_PER_HARNESS]" >&2; exit 2; }
+[[ "${FUZZ_RUNS:-0}" =~ ^[0-9]+$ ]] || { echo "fuzz: FUZZ_RUNS must be a count of executions" >&2; exit 2; }
 cxx=${CXX_FUZZ:-clang++}
 cc=${CXX_FUZZ:-clang++}
 cc=${cc/clang++/clang}
@@ -81,6 +84,7 @@ for h in "${harnesses[@]}"; do
   if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then continue; fi
   log="$b/findings/$name.log"
   dict_arg=()
+  [ -n "${FUZZ_RUNS:-}" ] && dict_arg+=("-runs=$FUZZ_RUNS")
   [ "$dict" != - ] && dict_arg=("-dict=$PWD/tests/fuzz/$dict")
   before=$(ls "$b/findings" | grep -c "^$name-" || true)
   echo "fuzz: $name for ${secs}s (-max_len=$maxlen)"
@@ -101,6 +105,6 @@ for h in "${harnesses[@]}"; do
   fi
 done
 echo
-echo "fuzz summary (${secs}s per harness; rerun a finding: $b/tests/fuzz/<harness> <file>):"
+echo "fuzz summary (${secs}s${FUZZ_RUNS:+ or $FUZZ_RUNS executions} per harness; rerun a finding: $b/tests/fuzz/<harness> <file>):"
 printf '  %s\n' "${summary[@]}"
 exit "$failed"

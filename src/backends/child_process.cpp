@@ -4,13 +4,17 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -55,7 +59,30 @@ std::string describe_status(int st) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+std::uint64_t group_resident_bytes(pid_t pgrp) noexcept {
+  std::uint64_t pages = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(it->path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;  // ended meanwhile
+    // pid (comm) state ppid pgrp ... rss (field 24): comm may hold spaces and ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    const char* p = line.c_str() + close + 1;
+    long long field[22] = {0};  // fields 3..24
+    char state = 0;
+    if (std::sscanf(p, " %c %lld %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lld", &state,
+                    &field[0], &field[1], &field[2]) != 4)
+      continue;
+    if (field[1] == pgrp && field[2] > 0) pages += static_cast<std::uint64_t>(field[2]);
+  }
+  return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildLimits limits) : limits_(limits) {
   if (argv.empty()) throw ChildError(ChildError::Kind::io, "empty command");
   ensure_std_fds();
   int sv[2], po[2], pe[2];
@@ -95,6 +122,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   }
   pid_ = pid;
   in_ = sv[0]; out_ = po[0]; err_ = pe[0];
+  if (limits_.cpu_s > 0) {  // before it can start anything: what it starts inherits the limit
+    const auto soft = static_cast<rlim_t>(std::ceil(limits_.cpu_s));
+    const rlimit cpu{soft, soft + 5};
+    prlimit(pid_, RLIMIT_CPU, &cpu, nullptr);
+  }
   set_nonblock(in_); set_nonblock(out_); set_nonblock(err_);
 }
 
@@ -150,8 +182,26 @@ std::string ChildProcess::reap(std::chrono::milliseconds wait) {
 
 void ChildProcess::died(const char* while_doing) {
   drain_stderr();
-  const std::string how = reap(std::chrono::milliseconds(2000));
+  std::string how = reap(std::chrono::milliseconds(2000));
+  if (limits_.cpu_s > 0 && how.find("SIGXCPU") != std::string::npos) {
+    how += fmt::format(" (its CPU limit is {:g} s, --backend-cpu)", limits_.cpu_s);
+  }
   throw ChildError(ChildError::Kind::died, fmt::format("worker {} while {}", how, while_doing));
+}
+
+void ChildProcess::check_memory() {
+  if (limits_.memory_bytes == 0 || pid_ <= 0 || dead_) return;
+  const auto now = Clock::now();
+  if (now - memory_checked_ < std::chrono::milliseconds(kMemoryPollMs)) return;
+  memory_checked_ = now;
+  const std::uint64_t rss = group_resident_bytes(pid_);
+  if (rss <= limits_.memory_bytes) return;
+  drain_stderr();
+  kill();
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  throw ChildError(ChildError::Kind::memory,
+                   fmt::format("worker held {:.3g} GiB resident (with its children), over its {:.3g} GiB (--backend-memory): killed",
+                               static_cast<double>(rss) / kGiB, static_cast<double>(limits_.memory_bytes) / kGiB));
 }
 
 void ChildProcess::drain_stderr() noexcept {
@@ -183,8 +233,10 @@ void ChildProcess::wait_fd(int fd, short events, Clock::time_point deadline, con
       kill();
       throw ChildError(ChildError::Kind::timeout, fmt::format("worker timed out while {} (killed)", what));
     }
+    check_memory();
     pollfd p[2] = {{fd, events, 0}, {err_, POLLIN, 0}};
-    const int n = poll(p, err_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const long long slice = limits_.memory_bytes ? kMemoryPollMs : 1000;
+    const int n = poll(p, err_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, slice)));
     if (n < 0) {
       if (errno == EINTR) continue;
       throw ChildError(ChildError::Kind::io, fmt::format("poll: {}", std::strerror(errno)));

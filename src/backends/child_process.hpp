@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,17 +23,31 @@ namespace normcheck::detail {
 using Clock = std::chrono::steady_clock;
 
 /// The child could not complete an exchange. `kind`: timeout (deadline passed, the child
-/// was killed), died (it exited or was killed by a signal), io (any other failure).
+/// was killed), died (it exited or was killed by a signal), memory (its process group held
+/// more than ChildLimits::memory_bytes: killed), io (any other failure).
 struct ChildError : std::runtime_error {
-  enum class Kind { timeout, died, io } kind;
+  enum class Kind { timeout, died, memory, io } kind;
   ChildError(Kind k, const std::string& msg) : std::runtime_error(msg), kind(k) {}
 };
 
+/// What the child may use. memory_bytes: resident bytes of its process group (the sum of
+/// VmRSS over /proc), sampled every kMemoryPollMs while the parent waits on it; 0: no
+/// limit. cpu_s: RLIMIT_CPU of the child (soft; the hard limit 5 s later), inherited by
+/// what it starts; 0: no limit. The names are the options they come from, for messages.
+struct ChildLimits {
+  std::uint64_t memory_bytes = 0;
+  double cpu_s = 0;
+};
+inline constexpr int kMemoryPollMs = 100;
+
+/// Resident bytes of the processes in process group `pgrp` (from /proc/N/stat), 0 if none.
+std::uint64_t group_resident_bytes(pid_t pgrp) noexcept;
+
 class ChildProcess {
  public:
-  /// Starts argv[0] (looked up in PATH if it has no '/') with arguments argv[1..].
-  /// Throws ChildError(io) if it cannot be started (e.g. no such executable).
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  /// Starts argv[0] (looked up in PATH if it has no '/') with arguments argv[1..] under
+  /// `limits`. Throws ChildError(io) if it cannot be started (e.g. no such executable).
+  explicit ChildProcess(const std::vector<std::string>& argv, ChildLimits limits = {});
   /// Closes the child's stdin, gives it `grace` to exit, then kills its process group.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -57,7 +72,8 @@ class ChildProcess {
 
  private:
   /// Waits until `fd` is ready for `events` (POLLIN/POLLOUT) before `deadline`, draining
-  /// stderr meanwhile. Throws ChildError(timeout) after killing the child.
+  /// stderr meanwhile and checking the memory limit. Throws ChildError(timeout) or
+  /// ChildError(memory) after killing the child.
   void wait_fd(int fd, short events, Clock::time_point deadline, const char* what);
   /// Reaps the child if it ended (waiting up to `wait`) and describes how it ended:
   /// "killed by signal 11 (SIGSEGV: Segmentation fault)", "exited with status 1".
@@ -65,8 +81,13 @@ class ChildProcess {
   [[noreturn]] void died(const char* while_doing);
   void drain_stderr() noexcept;
 
+  /// Kills the child and throws ChildError(memory) if its group holds over the limit.
+  void check_memory();
+
   pid_t pid_ = -1;
   bool dead_ = false;
+  ChildLimits limits_;
+  Clock::time_point memory_checked_{};
   int in_ = -1, out_ = -1, err_ = -1;  // parent's ends: child's stdin, stdout, stderr
   std::string out_buf_;                // bytes read from stdout but not yet consumed
   std::string err_tail_;

@@ -134,6 +134,8 @@ class PluginBackend final : public detail::IsolatedBackend {
       what = fmt::format("plugin did not answer within {:g} s (--timeout): worker killed, restarted for the next case", opt_.timeout_s);
     else if (ex.kind == detail::ChildError::Kind::died)
       what = fmt::format("plugin crashed: {}; restarted for the next case", ex.what());
+    else if (ex.kind == detail::ChildError::Kind::memory)
+      what = fmt::format("plugin {}; restarted for the next case", ex.what());
     else
       what = fmt::format("plugin worker failed: {}", ex.what());
     const std::string tail = child_ ? child_->stderr_tail() : "";
@@ -172,7 +174,8 @@ class PluginBackend final : public detail::IsolatedBackend {
   void start() {
     child_.reset();
     try {
-      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{opt_.host_exe, kPluginHostCommand, path_});
+      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{opt_.host_exe, kPluginHostCommand, path_},
+                                                      detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
       auto [t, payload] = receive(detail::Clock::now() + timeout(), kTextFrameBytes);
       if (t == kFail) throw BackendError(fmt::format("plugin {}: {}", spec_, payload));
       if (t != kHelo) throw BackendError(fmt::format("plugin {}: unexpected handshake from the worker", spec_));

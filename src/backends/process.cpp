@@ -208,6 +208,8 @@ class CmdBackend final : public detail::IsolatedBackend {
                          stderr_note());
     if (ex.kind == detail::ChildError::Kind::died)
       return fmt::format("worker crashed: {}; restarted for the next case{}", ex.what(), stderr_note());
+    if (ex.kind == detail::ChildError::Kind::memory)
+      return fmt::format("{}; restarted for the next case{}", ex.what(), stderr_note());
     return fmt::format("worker failed: {}{}", ex.what(), stderr_note());
   }
 
@@ -218,7 +220,8 @@ class CmdBackend final : public detail::IsolatedBackend {
   void start() {
     child_.reset();
     try {
-      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{"/bin/sh", "-c", command_});
+      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{"/bin/sh", "-c", command_},
+                                                      detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
       const auto deadline = detail::Clock::now() + timeout();
       const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}}.dump() + "\n";
       child_->write_all(hello.data(), hello.size(), deadline);

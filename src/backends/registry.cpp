@@ -1,4 +1,6 @@
 // The one table of backends.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "backends/cuda_backend.hpp"
@@ -83,6 +85,12 @@ class MutantBackend final : public Backend {
 };
 
 }  // namespace
+
+std::uint64_t default_backend_memory() noexcept {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 8ULL << 30;  // unknown: 8 GiB
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
 
 std::unique_ptr<Backend> make_backend(const std::string& name) { return make_backend(name, BackendOptions{}); }
 

@@ -2,6 +2,7 @@
 // backends given by a spec (plugin:, cmd:). The CLI and the report never name a backend.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,11 +25,22 @@ std::vector<std::string> mutant_names();
 /// Every built-in backend name with its description, for listings.
 std::vector<std::pair<std::string, std::string>> builtin_backends();
 
+/// Half of the machine's physical memory, in bytes: the default of BackendOptions::memory_bytes.
+std::uint64_t default_backend_memory() noexcept;
+
 /// Settings of the backends that run outside normcheck's process (plugin:, cmd:).
 struct BackendOptions {
   double timeout_s = 60;  ///< seconds per evaluation and per worker start (--timeout)
   double budget_s = 0;    ///< seconds a plugin:/cmd: backend may spend in all (--budget); 0: no limit
   int max_timeouts = 3;   ///< timeouts in a row after which a plugin:/cmd: backend is not asked again; 0: never
+  /// Bytes the worker's process group may hold resident while it evaluates (--backend-memory;
+  /// sampled every 100 ms during an exchange; over it the worker is killed and the case is
+  /// ERROR); 0: no limit. Resident memory, not address space: CUDA and ASan reserve address
+  /// space far beyond what they use, so RLIMIT_AS would break them.
+  std::uint64_t memory_bytes = default_backend_memory();
+  /// CPU seconds each worker process may use over its life (--backend-cpu: RLIMIT_CPU, soft;
+  /// SIGXCPU ends it, the case in flight is ERROR, the next case starts a new worker); 0: no limit.
+  double cpu_s = 3600;
   std::string host_exe;   ///< executable run as "EXE __plugin-host LIB" to host plugins; empty: this one
 };
 /// make_backend, also accepting "plugin:PATH" (a C-ABI plugin, src/backends/normcheck_plugin.h),

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -84,8 +85,9 @@ struct RunArgs {
   std::string dump_dir, program = "normcheck", shard, expect_failures, tier;
   OutputArgs out;
   bool list = false, strict = false, no_progress = false, coverage = false;
-  double timeout = 60, budget = 0;
+  double timeout = 60, budget = 0, backend_cpu = 3600;
   int max_timeouts = 3;
+  std::uint64_t backend_memory = nc::default_backend_memory();
 };
 
 int cmd_run(const RunArgs& a) {
@@ -110,9 +112,11 @@ int cmd_run(const RunArgs& a) {
   req.program = a.program;
   req.strict = a.strict;
   req.progress = !a.no_progress;
-  req.timeout_s = a.timeout;
-  req.budget_s = a.budget;
-  req.max_timeouts = a.max_timeouts;
+  req.limits.timeout_s = a.timeout;
+  req.limits.budget_s = a.budget;
+  req.limits.max_timeouts = a.max_timeouts;
+  req.limits.memory_bytes = a.backend_memory;
+  req.limits.cpu_s = a.backend_cpu;
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
   const nc::Report rep = nc::run(req);
   const int rc = emit(rep, a.out);
@@ -232,6 +236,16 @@ int main(int argc, char** argv) {
                   "after this many timeouts in a row a plugin:/cmd: backend is not asked again: its remaining cases are "
                   "ERROR (default 3; 0: never stop)")
       ->check(CLI::Range(0, 1000000));
+  run->add_option("--backend-memory", ra.backend_memory,
+                  fmt::format("resident memory the worker of a plugin:/cmd: backend (with its children) may hold while it "
+                              "evaluates, e.g. 8G or 512M; over it the worker is killed and the case is ERROR (default {:.3g} GiB, "
+                              "half of this machine; 0: no limit)",
+                              static_cast<double>(nc::default_backend_memory()) / (1 << 30)))
+      ->transform(CLI::AsSizeValue(false));
+  run->add_option("--backend-cpu", ra.backend_cpu,
+                  "CPU seconds each worker process of a plugin:/cmd: backend may use over its life (RLIMIT_CPU); then it "
+                  "ends and the case in flight is ERROR (default 3600; 0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
 
   auto* backends = app.add_subcommand("backends", "list built-in backends and the installed adapters");
 

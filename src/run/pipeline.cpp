@@ -57,7 +57,7 @@ Report run(const RunRequest& req) {
   std::map<std::string, std::string> recorded;  // source -> the first case recording it
   for (auto& c : sel.cases)
     for (auto& [k, v] : c.recorded) recorded.emplace(k, fmt::format("{}:{}: case.{}", c.file, c.line, c.name));
-  BackendSet bs = resolve_backends(req.backends, recorded, BackendOptions{req.timeout_s, req.budget_s, req.max_timeouts, {}}, req.strict);
+  BackendSet bs = resolve_backends(req.backends, recorded, req.limits, req.strict);
   // 3. execute, with the observers: progress, failure dumps
   RunOptions opt;
   opt.program = req.program;

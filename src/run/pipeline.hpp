@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "report/model.hpp"
 #include "run/select.hpp"
 
@@ -21,9 +22,7 @@ struct RunRequest {
   std::string program = "normcheck";  ///< argv[0], for rerun lines
   bool strict = false;
   bool progress = true;               ///< a bar (terminal) or heartbeat lines on stderr
-  double timeout_s = 60;
-  double budget_s = 0;   ///< --budget: seconds each plugin:/cmd: backend may spend in all; 0: no limit
-  int max_timeouts = 3;  ///< --max-timeouts: timeouts in a row before a plugin:/cmd: backend is not asked again; 0: never
+  BackendOptions limits;               ///< --timeout, --budget, --max-timeouts, --backend-memory, --backend-cpu
   /// Files the run will write (--output, --json, --junit): refused before anything runs
   /// when they could not be written or would destroy data (an input, a golden file).
   std::vector<std::pair<std::string, std::string>> outputs;  ///< (option, path)

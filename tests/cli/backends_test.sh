@@ -150,6 +150,26 @@ contains "budget: named" "$tmp/out" "budget exhausted: this backend has spent 1.
 expect "a budget ample for the run changes nothing" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py ok" --budget 600
 expect "bad budget" 2 "$nc" run "$w" --backend cpu --budget -1
 expect "bad max-timeouts" 2 "$nc" run "$w" --backend cpu --max-timeouts x
+# A worker that takes the machine's memory or CPU is stopped at --backend-memory (resident
+# bytes of its process group, children included) or --backend-cpu (RLIMIT_CPU): that case is
+# ERROR naming the option, the next case gets a new worker (issue 19).
+for m in hog hog_child; do
+  expect "worker $m: over --backend-memory" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py $m" \
+    --timeout 20 --backend-memory 512M
+  contains "worker $m: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 7 passed, 0 failed, 4 skipped, 0 mistrusted, 1 errors$"
+  contains "worker $m: the limit named" "$tmp/out" "^  cmd:.*: worker held [0-9.]+ GiB resident \(with its children\), over its 0.5 GiB \(--backend-memory\): killed; restarted"
+done
+expect "worker hog: under the default --backend-memory it passes" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py hog" --timeout 20
+expect "worker spin: over --backend-cpu" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py spin" \
+  --timeout 30 --backend-cpu 1
+contains "worker spin: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 7 passed, 0 failed, 4 skipped, 0 mistrusted, 1 errors$"
+contains "worker spin: the limit named" "$tmp/out" "SIGXCPU.*\(its CPU limit is 1 s, --backend-cpu\)"
+expect "plugin hog: over --backend-memory" 3 "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_hog.so" --timeout 20 --backend-memory 512M
+contains "plugin hog: only the trigger case is ERROR" "$tmp/out" "^12 [a-z ]+: 11 passed, 0 failed, 0 skipped, 0 mistrusted, 1 errors$"
+contains "plugin hog: the limit named" "$tmp/out" "^  plugin:.*: plugin worker held [0-9.]+ GiB resident \(with its children\), over its 0.5 GiB \(--backend-memory\): killed; restarted"
+expect "plugin hog: under the default --backend-memory it passes" 0 "$nc" run "$w" --backend "plugin:$plugins/libnc_fault_hog.so" --timeout 20
+expect "bad backend-memory" 2 "$nc" run "$w" --backend cpu --backend-memory lots
+expect "negative backend-cpu" 2 "$nc" run "$w" --backend cpu --backend-cpu -1
 # What a worker starts in its process group dies with it at the end of the run, also when the
 # worker exits cleanly on EOF (issue 19: 10 of 10 such children outlived normcheck).
 expect "spawning worker: its run passes" 0 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py spawn $tmp/spawn.pid"

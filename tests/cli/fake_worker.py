@@ -19,6 +19,9 @@ the way named by argv[1]:
   error         answers {"error": ...}
   no_hello      exits at once, before the handshake
   bad_protocol  answers the handshake with protocol 99
+  hog           touches memory in 16 MiB steps up to 1 GiB, then answers correctly
+  hog_child     starts a child that holds 1 GiB resident, then sleeps (the group is measured)
+  spin          busy-loops (CPU, not sleep: only --backend-cpu or --timeout ends it)
 Every other problem is answered {"skip": ...}.
 """
 
@@ -94,6 +97,20 @@ def answer(req):
                 time.sleep(1000)
         if MODE == "garbage":
             return "this is not json"
+        if MODE == "hog":
+            held = []
+            for _ in range(64):
+                held.append(bytearray(b"\x01" * (16 << 20)))  # written, so resident
+                time.sleep(0.02)
+        if MODE == "hog_child":
+            import subprocess
+            subprocess.Popen([sys.executable, "-c", "import time; b = b'\\x01' * (1 << 30); time.sleep(600)"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while True:
+                time.sleep(1000)
+        if MODE == "spin":
+            while True:
+                pass
         if MODE == "wrong_id":
             rid += 1000
         if MODE == "wrong_shape":

@@ -14,6 +14,8 @@
  *   NC_FAULT_FORGED_FRAME finds the host's protocol pipe and writes a reply header claiming
  *                         2^36 bytes of y on the trigger case (the parent must refuse the size
  *                         before allocating: ERROR for that case, the run goes on)
+ *   NC_FAULT_HOG          touches 1 GiB in 16 MiB steps on the trigger case, then answers
+ *                         correctly (over --backend-memory it is killed: ERROR; under it, PASS)
  * The trigger case is x = [1, 2, 3, 4] in f64 (cases/layer_norm/worked_examples.toml ln_1234).
  */
 #define nc_plugin_run example_run
@@ -25,6 +27,7 @@
 #undef nc_plugin_supports
 
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef NC_FAULT_FORGED_FRAME
 #include <fcntl.h>
@@ -106,6 +109,20 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
       if (write(fd, tag, sizeof tag) != (ssize_t)sizeof tag || write(fd, &claimed, sizeof claimed) != (ssize_t)sizeof claimed)
         return 1;
     }
+  }
+#elif defined(NC_FAULT_HOG)
+  if (trigger) {
+    enum { kStep = 16 << 20, kSteps = 64 };
+    char* held = malloc((size_t)kStep * kSteps);
+    if (!held) return 1;
+    for (int i = 0; i < kSteps; ++i) {
+      memset(held + (size_t)i * kStep, 1, kStep); /* written, so resident */
+      const struct timespec pause = {0, 20 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+    }
+    const int rc = example_run(p, error, n);
+    free(held);
+    return rc;
   }
 #elif defined(NC_FAULT_CHATTY)
   printf("misbehaving_plugin: chatter on stdout that must not reach normcheck's protocol\n");
