@@ -83,15 +83,15 @@ for h in "${harnesses[@]}"; do
   read -r name maxlen dict <<<"$h"
   if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then continue; fi
   log="$b/findings/$name.log"
-  dict_arg=()
-  [ -n "${FUZZ_RUNS:-}" ] && dict_arg+=("-runs=$FUZZ_RUNS")
-  [ "$dict" != - ] && dict_arg=("-dict=$PWD/tests/fuzz/$dict")
+  extra_args=()
+  [ -n "${FUZZ_RUNS:-}" ] && extra_args+=("-runs=$FUZZ_RUNS")
+  [ "$dict" != - ] && extra_args+=("-dict=$PWD/tests/fuzz/$dict")
   before=$(ls "$b/findings" | grep -c "^$name-" || true)
   echo "fuzz: $name for ${secs}s (-max_len=$maxlen)"
   rc=0
   # Absolute paths: fuzz_worker_reply changes its working directory during each input.
   "$b/tests/fuzz/$name" "$PWD/$b/corpus/$name" -max_total_time="$secs" -max_len="$maxlen" -rss_limit_mb=2048 \
-    -timeout=10 "${dict_arg[@]}" -print_final_stats=1 -artifact_prefix="$PWD/$b/findings/$name-" \
+    -timeout=10 "${extra_args[@]}" -print_final_stats=1 -artifact_prefix="$PWD/$b/findings/$name-" \
     >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   after=$(ls "$b/findings" | grep -c "^$name-" || true)

@@ -12,6 +12,7 @@
 
 #include "cases/case.hpp"
 #include "cases/toml_fields.hpp"
+#include "ops/presets.hpp"
 #include "ops/registry.hpp"
 #include "spec/convention.hpp"
 
@@ -609,9 +610,33 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   const std::string px(p.op.def().primary_input);
   const bool new_x = base && raw.get("inputs") && raw.get("inputs")->as_table() && raw.get("inputs")->as_table()->contains(px);
   bool has_ns = base != nullptr && !new_x;
-  const auto conv_t = layered("convention", f + ".convention");
+  // convention = "pytorch.LayerNorm" is [case.convention] preset = "pytorch.LayerNorm": the
+  // preset's fields first (ops/presets.cpp), then every key written beside it or in [defaults].
+  const toml::node* conv_named = raw.get("convention") && raw.get("convention")->as_string() ? raw.get("convention") : nullptr;
+  std::optional<Layered> conv_t;
+  if (!conv_named) {
+    conv_t = layered("convention", f + ".convention");
+  } else if (const toml::node* lo = derived ? nullptr : defaults.get("convention")) {
+    if (!lo->as_table()) c.fail(lo, "defaults.convention", "expected a table");
+    conv_t = Layered{lo->as_table(), nullptr, lo};
+  }
+  if (const toml::node* pn = conv_named ? conv_named : conv_t ? conv_t->get("preset") : nullptr) {
+    const std::string fld = f + (conv_named ? ".convention" : ".convention.preset");
+    const std::string name = string_of(c, *pn, fld);
+    const Preset* preset = find_preset(name);
+    if (!preset) c.fail(pn, fld, unknown_preset_message(name));
+    if (preset->op != p.op)
+      c.fail(pn, fld, fmt::format("preset {} is a convention of {}; this case's op is {}", name, to_string(preset->op), to_string(p.op)));
+    try {
+      apply_preset(*preset, dt, p.conv);
+    } catch (const std::exception& e) {
+      c.fail(pn, fld, e.what());
+    }
+  }
   if (conv_t) {
-    read_convention(detail::TomlSource(c, conv_t->items(), conv_t->self, f + ".convention"), p.op, p.conv);
+    auto items = conv_t->items();
+    std::erase_if(items, [](const auto& kv) { return kv.first == "preset"; });
+    read_convention(detail::TomlSource(c, std::move(items), conv_t->self, f + ".convention"), p.op, p.conv);
     has_ns = has_ns || conv_t->contains("normalized_shape");
   }
   const auto inputs_t = layered("inputs", f + ".inputs");

@@ -7,29 +7,57 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
+#include "ops/presets.hpp"
 #include "ops/reference.hpp"
 #include "core/svg_plot.hpp"
 #include "spec/convention.hpp"
 
 namespace normcheck {
 
-LabeledConvention parse_convention_spec(const std::string& spec) {
+LabeledConvention parse_convention_spec(const std::string& spec, Op op, DType dtype) {
   LabeledConvention lc;
   lc.label = spec;
-  // The one reader of convention keys (spec/convention.hpp), limited to what the sweep varies.
-  const KeyValueSource src(spec, fmt::format("'{}'", spec));
-  for (const std::string& k : src.keys())
-    if (k != "eps" && k != "eps_placement" && k != "variance")
-      throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement, variance)", k, spec));
-  if (!src.has("eps")) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE", spec));
-  try {
-    read_convention(src, Op::layer_norm, lc.conv);
-  } catch (const UsageError& e) {
-    throw std::invalid_argument(e.what());
+  lc.conv = default_convention(op);
+  // A preset first ("pytorch.LayerNorm[,eps=1e-6]"): its fields, then the keys after it.
+  std::string keys = spec;
+  const std::string head = spec.substr(0, spec.find(','));
+  const bool preset = !head.empty() && head.find('=') == std::string::npos;
+  if (preset) {
+    const Preset* p = find_preset(head);
+    if (!p) throw std::invalid_argument(unknown_preset_message(head));
+    if (p->op != op)
+      throw std::invalid_argument(fmt::format("preset {} is a convention of {}, not of {} (--op)", head, to_string(p->op), to_string(op)));
+    try {
+      apply_preset(*p, dtype, lc.conv);
+    } catch (const UsageError& e) {
+      throw std::invalid_argument(e.what());
+    }
+    keys = head.size() < spec.size() ? spec.substr(head.size() + 1) : "";
+  }
+  if (!keys.empty()) {
+    // The one reader of convention keys (spec/convention.hpp), limited to what the sweep varies.
+    const KeyValueSource src(keys, fmt::format("'{}'", spec));
+    for (const std::string& k : src.keys())
+      if (k != "eps" && k != "eps_placement" && k != "variance")
+        throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement, variance)", k, spec));
+    if (!preset && !src.has("eps")) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE or a preset name", spec));
+    try {
+      read_convention(src, op, lc.conv);
+    } catch (const UsageError& e) {
+      throw std::invalid_argument(e.what());
+    }
+  } else if (!preset) {
+    throw std::invalid_argument("an empty --conv: give eps=VALUE[,placement=...] or a preset name (normcheck presets)");
   }
   if (!(lc.conv.eps <= 1e10))
     throw std::invalid_argument(fmt::format("eps {} in '{}' is not in [0, 1e10] (the sweep covers variances 1e-14..1e4)", lc.conv.eps, spec));
   return lc;
+}
+
+std::vector<std::string> default_compare_presets(Op op) {
+  if (op == Op::rms_norm) return {"pytorch.RMSNorm", "hf.LlamaRMSNorm", "flax.RMSNorm", "onnx.RMSNormalization"};
+  return {"pytorch.LayerNorm", "keras.LayerNormalization", "flax.LayerNorm"};
 }
 
 CompareEpsResult compare_eps(const std::vector<LabeledConvention>& convs, const CompareEpsOptions& o) {

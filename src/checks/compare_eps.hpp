@@ -23,9 +23,15 @@ struct LabeledConvention {
 };
 
 /// Parses "eps=1e-5,placement=inside_sqrt[,variance=biased]" (keys: eps, placement or
-/// eps_placement, variance; any order; eps required). Throws std::invalid_argument with a
-/// message naming the bad key or value.
-LabeledConvention parse_convention_spec(const std::string& spec);
+/// eps_placement, variance; any order; eps required), or a preset of `op` (ops/presets.hpp)
+/// optionally followed by those keys ("pytorch.LayerNorm,eps=1e-6"); `dtype` resolves a
+/// preset's dtype-dependent eps. Starts from default_convention(op). Throws
+/// std::invalid_argument with a message naming the bad key, value or preset.
+LabeledConvention parse_convention_spec(const std::string& spec, Op op = Op::layer_norm, DType dtype = DType::f32);
+
+/// The presets compare-eps compares when given no --conv: the common ones of `op`
+/// (layer_norm: PyTorch, Keras, Flax; rms_norm: PyTorch, Hugging Face Llama, Flax, ONNX).
+std::vector<std::string> default_compare_presets(Op op);
 
 struct CompareEpsOptions {
   Op op = Op::layer_norm;          ///< layer_norm or rms_norm

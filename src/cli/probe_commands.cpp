@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <set>
@@ -18,6 +20,7 @@
 #include "checks/probe.hpp"
 #include "report/report.hpp"
 #include "core/svg_plot.hpp"
+#include "ops/presets.hpp"
 #include "ops/registry.hpp"
 #include "backends/registry.hpp"
 
@@ -26,6 +29,9 @@ namespace normcheck::cli {
 struct ProbeCommands {
   CLI::App* probe = nullptr;
   CLI::App* compare = nullptr;
+  CLI::App* presets = nullptr;
+  // presets
+  std::string presets_op, presets_format = "table";
   // probe
   std::string backend, op, dtype = "f32", format = "table", affine, placement, variance, expect;
   double eps = 1e-5;
@@ -59,14 +65,20 @@ std::shared_ptr<ProbeCommands> add_probe_commands(CLI::App& app) {
   c->probe = p;
   auto* q = app.add_subcommand("compare-eps", "compare eps conventions over a sweep of the row variance and mean "
                                               "(exact reference)");
-  q->add_option("--conv", c->convs, "a convention: eps=1e-5,placement=inside_sqrt[,variance=biased] (repeat, >= 2)")
-      ->required();
-  q->add_option("--op", c->c_op, "layer_norm | rms_norm (default layer_norm)");
+  q->add_option("--conv", c->convs,
+                "a convention: eps=1e-5,placement=inside_sqrt[,variance=biased], or a preset (normcheck presets) with optional "
+                "overrides: pytorch.LayerNorm[,eps=1e-6] (repeat, >= 2; none: the common presets of --op)");
+  q->add_option("--op", c->c_op, "layer_norm | rms_norm (default layer_norm, or the op of the presets given)");
   q->add_option("--dtype", c->c_dtype, "dtype whose ULPs measure the difference (default f32)");
   q->add_option("--d", c->c_d, "row length (even; default 64)");
   q->add_option("--means", c->means, "row means to sweep (default 0 1 100 10000)")->delimiter(',');
   q->add_option("--plot", c->plot, "write an SVG plot (difference vs variance, log axes) to this file, atomically");
   c->compare = q;
+  auto* ps = app.add_subcommand("presets", "list the framework conventions a case file, compare-eps --conv and probe name "
+                                           "(\"pytorch.LayerNorm\"), each with its source");
+  ps->add_option("--op", c->presets_op, "only the presets of this op");
+  ps->add_option("--format", c->presets_format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  c->presets = ps;
   return c;
 }
 
@@ -242,9 +254,20 @@ int run_probe(const ProbeCommands& c) {
 
 int run_compare(const ProbeCommands& c) {
   CompareEpsOptions o;
-  auto op = parse_op(c.c_op);
+  std::string op_name = c.c_op;
+  if (c.compare->count("--op") == 0 && !c.convs.empty()) {  // the presets' op, when they all share one
+    std::set<std::string> preset_ops;
+    bool all_presets = true;
+    for (const auto& s : c.convs) {
+      const Preset* p = find_preset(s.substr(0, s.find(',')));
+      if (p) preset_ops.insert(std::string(to_string(p->op)));
+      else all_presets = false;
+    }
+    if (all_presets && preset_ops.size() == 1) op_name = *preset_ops.begin();
+  }
+  auto op = parse_op(op_name);
   if (!op || (*op != Op::layer_norm && *op != Op::rms_norm))
-    return bad(fmt::format("compare-eps --op: '{}' not supported (layer_norm | rms_norm)", c.c_op));
+    return bad(fmt::format("compare-eps --op: '{}' not supported (layer_norm | rms_norm)", op_name));
   o.op = *op;
   const auto dt = dtype_arg(c.c_dtype);
   if (!dt) return bad(fmt::format("compare-eps --dtype: unknown dtype '{}' (f64 | f32 | f16 | bf16)", c.c_dtype));
@@ -256,9 +279,12 @@ int run_compare(const ProbeCommands& c) {
     if (!std::isfinite(m) || std::fabs(m) > format_info(o.dtype).max_finite / 1e3)
       return bad(fmt::format("compare-eps --means: {} is not finite or too large for {}", m, dtype_name(o.dtype)));
   std::vector<LabeledConvention> convs;
-  for (const auto& s : c.convs) {
+  const std::vector<std::string> specs = c.convs.empty() ? default_compare_presets(o.op) : c.convs;
+  if (c.convs.empty())
+    fmt::print("compare-eps: no --conv given: comparing the common {} presets ({})\n", to_string(o.op), fmt::join(specs, ", "));
+  for (const auto& s : specs) {
     try {
-      convs.push_back(parse_convention_spec(s));
+      convs.push_back(parse_convention_spec(s, o.op, o.dtype));
     } catch (const std::invalid_argument& e) {
       return bad(fmt::format("compare-eps --conv: {}", e.what()));
     }
@@ -276,11 +302,48 @@ int run_compare(const ProbeCommands& c) {
   }
   return kOk;
 }
+int run_presets(const ProbeCommands& c) {
+  std::optional<Op> only;
+  if (!c.presets_op.empty()) {
+    only = parse_op(c.presets_op);
+    if (!only) return bad(fmt::format("presets --op: unknown op '{}' ({})", c.presets_op, choices_op()));
+  }
+  nlohmann::json all = nlohmann::json::array();
+  std::string table;
+  std::size_t n = 0;
+  for (const Preset& p : presets()) {
+    if (only && p.op != *only) continue;
+    ++n;
+    const std::string fields = preset_fields(p, DType::f32);
+    if (c.presets_format == "json") {
+      all.push_back({{"name", p.name}, {"op", to_string(p.op)}, {"fields", p.fields}, {"fields_f32", fields},
+                     {"accumulation", p.accumulation}, {"rounding", p.rounding}, {"source", p.source}, {"verified", p.verified},
+                     {"unexpressible", p.unexpressible}, {"notes", p.notes}});
+      continue;
+    }
+    table += fmt::format("{:<28} {:<14} {}\n", p.name, to_string(p.op), p.fields);
+    table += fmt::format("    accumulation: {}\n    rounding:     {}\n    source:       {} ({})\n", p.accumulation, p.rounding,
+                         p.source, p.verified);
+    if (!p.notes.empty()) table += fmt::format("    note:         {}\n", p.notes);
+    if (!p.unexpressible.empty()) table += fmt::format("    NOT USABLE:   {}\n", p.unexpressible);
+    table += "\n";
+  }
+  if (c.presets_format == "json") {
+    fmt::print("{}\n", all.dump(2));
+    return kOk;
+  }
+  fmt::print("{} presets{} (use: convention = \"NAME\" in a case file, compare-eps --conv NAME; eps=finfo_opmath is the "
+             "machine epsilon of the compute dtype: 2^-23 for f16/bf16/f32 data, 2^-52 for f64)\n\n{}",
+             n, only ? fmt::format(" of {}", to_string(*only)) : "", table);
+  return kOk;
+}
+
 }  // namespace
 
 std::optional<int> run_probe_commands(const ProbeCommands& c) {
   if (c.probe && c.probe->parsed()) return run_probe(c);
   if (c.compare && c.compare->parsed()) return run_compare(c);
+  if (c.presets && c.presets->parsed()) return run_presets(c);
   return std::nullopt;
 }
 

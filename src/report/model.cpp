@@ -193,6 +193,7 @@ std::string to_json(const Report& r) {
     if (!c.seeds.empty()) e["seeds"] = c.seeds;
     if (!c.expected_failure.empty()) e["expected_failure"] = c.expected_failure;
     if (!c.dims.empty()) e["dims"] = c.dims;
+    if (!c.convention.empty()) e["convention"] = json::parse(c.convention);
     if (c.metrics) e["metrics"] = metrics_json(*c.metrics);
     if (c.gate) e["gate"] = {{"metric", to_string(c.gate->metric)}, {"max", c.gate->max}, {"source", c.gate->source}};
     if (c.outputs.size() > 1) {
@@ -369,6 +370,10 @@ Report report_from_json(std::string_view text, const std::string& what) {
         if (!ds[k].is_string()) rd.fail(fmt::format("{}.dims[{}]", p, k), "expected a string");
         c.dims.push_back(ds[k].get<std::string>());
       }
+    }
+    if (e.contains("convention")) {
+      if (!e["convention"].is_object()) rd.fail(p + ".convention", "expected an object");
+      c.convention = e["convention"].dump();
     }
     if (e.contains("metrics")) c.metrics = rd.metrics(e["metrics"], p + ".metrics");
     if (e.contains("gate")) {

@@ -38,6 +38,9 @@ struct CaseRecord {
   double seconds = 0;
   std::string expected_failure;  ///< --expect-failures lists (case, backend): its reason; empty: not listed
   std::vector<std::string> dims; ///< the case's coverage dimensions (spec/sample.hpp problem_dims)
+  /// The convention checked, every key of the op (spec/convention.hpp convention_json) as
+  /// compact JSON text: what a case's preset or fields resolved to. Empty: not known.
+  std::string convention;
 };
 
 /// A backend of the run.

@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "spec/convention.hpp"
 #include "spec/sample.hpp"
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include <fmt/color.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
 namespace normcheck {
@@ -52,6 +54,7 @@ Report make_report(const std::vector<CaseResult>& results, RunInfo info) {
     c.repro = x.repro;
     c.seconds = x.seconds;
     c.dims = problem_dims(x.cs->problem);
+    c.convention = convention_json(x.cs->problem.conv, x.cs->problem.op).dump();
     r.cases.push_back(std::move(c));
   }
   return r;

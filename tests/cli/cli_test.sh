@@ -149,5 +149,38 @@ PY
   expect "compare: lying npy header" 2 "$nc" compare "$tmp/da" "$tmp/dl"
 fi
 
+# Presets in case files (issue 20): the preset's convention is the one run and reported; a
+# backend with another eps fails it; a bad name is exit 2 naming file, line and field.
+cat >"$tmp/preset.toml" <<'TOML'
+[defaults]
+op = "rms_norm"
+dtype = "f32"
+
+[[case]]
+name = "llama"
+convention = "hf.LlamaRMSNorm"
+inputs.x = { generator = "normal", seed = 3, shape = [4, 64] }
+inputs.gamma = { generator = "normal", seed = 4, shape = [64], mean = 1.0, std = 0.1 }
+
+[[case]]
+name = "llama_eps_1e-5"
+convention = { preset = "hf.LlamaRMSNorm", eps = 1e-5 }
+inputs.x = { values = [1e-3, -2e-3, 3e-3, 0.0] }
+inputs.gamma = { values = [1.0, 1.0, 1.0, 1.0] }
+TOML
+expect "preset case passes on cpu" 0 "$nc" run "$tmp/preset.toml" --backend cpu --format json --output "$tmp/preset.json"
+expect "preset case reports its convention" 0 python3 -c "
+import json; j = json.load(open('$tmp/preset.json'))
+c = {k['case']: k['convention'] for k in j['cases']}
+assert c['llama']['eps'] == 1e-6 and c['llama']['affine'] == 'gamma', c
+assert c['llama_eps_1e-5']['eps'] == 1e-5, c"
+expect "preset case: a backend that drops eps fails it" 1 "$nc" run "$tmp/preset.toml" --backend mutant:eps_missing
+sed 's/hf.LlamaRMSNorm"$/hf.LlamaRMSnorm"/' "$tmp/preset.toml" >"$tmp/badpreset.toml"
+expect "unknown preset: exit 2" 2 "$nc" run "$tmp/badpreset.toml"
+contains "unknown preset: file, line, field, suggestion" "$tmp/err" "badpreset.toml:7: case.llama.convention: unknown preset 'hf.LlamaRMSnorm' \(did you mean hf.LlamaRMSNorm\?\)"
+sed 's/hf.LlamaRMSNorm"$/keras.BatchNormalization"/' "$tmp/preset.toml" >"$tmp/badpreset.toml"
+expect "preset of another op: exit 2" 2 "$nc" run "$tmp/badpreset.toml"
+contains "preset of another op: named" "$tmp/err" "preset keras.BatchNormalization is a convention of batch_norm; this case's op is rms_norm"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -39,7 +39,25 @@ expect_rc 2 "compare-eps one conv" -- "$NC" compare-eps --conv eps=1e-5
 expect_rc 2 "compare-eps bad placement" -- "$NC" compare-eps --conv eps=1e-5,placement=inside --conv eps=1e-6
 expect_err "placement 'inside'" "compare-eps bad placement"
 expect_rc 2 "compare-eps no eps" -- "$NC" compare-eps --conv placement=inside_sqrt --conv eps=1e-6
-expect_rc 2 "compare-eps no conv" -- "$NC" compare-eps
+# Presets (issue 20): named conventions, the op taken from them, none = the common ones.
+expect_rc 0 "compare-eps no conv: the common presets" -- "$NC" compare-eps
+expect_out "^  #1 = pytorch.LayerNorm$" "compare-eps default presets"
+expect_out "^  #2 = keras.LayerNormalization$" "compare-eps default presets"
+expect_rc 0 "compare-eps presets of rms_norm" -- "$NC" compare-eps --conv pytorch.RMSNorm --conv hf.LlamaRMSNorm,eps=1e-5 --dtype bf16
+expect_out "op rms_norm, dtype bf16" "compare-eps: the presets' op"
+expect_out "^  #2 = hf.LlamaRMSNorm,eps=1e-5$" "compare-eps preset with an override"
+expect_rc 2 "compare-eps unknown preset" -- "$NC" compare-eps --conv pytorch.layernorm --conv eps=1e-5
+expect_err "did you mean pytorch.LayerNorm" "compare-eps unknown preset"
+expect_rc 2 "compare-eps preset of another op" -- "$NC" compare-eps --op layer_norm --conv pytorch.RMSNorm --conv eps=1e-5
+expect_err "is a convention of rms_norm, not of layer_norm" "compare-eps preset of another op"
+expect_rc 0 "presets" -- "$NC" presets
+expect_out "^31 presets" "presets: the count"
+expect_out "^pytorch.LayerNorm +layer_norm +eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta$" "presets: a row"
+expect_out "NOT USABLE: +Keras updates the moving variance with the BIASED" "presets: the refused ones say why"
+expect_rc 0 "presets json" -- "$NC" presets --op rms_norm --format json
+if ! python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert all(p['op']=='rms_norm' for p in j) and len(j)>=8, j" ; then
+  echo "FAIL: presets json"; fails=$((fails + 1)); fi
+expect_rc 2 "presets unknown op" -- "$NC" presets --op nosuch
 expect_rc 2 "compare-eps unwritable plot" -- "$NC" compare-eps --conv eps=1e-5 --conv eps=1e-6 --plot /nonexistent/dir/x.svg
 
 # probe: findings, deviation marks and a card in [case.convention] syntax.

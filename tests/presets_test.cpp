@@ -1,0 +1,151 @@
+// The catalog of framework conventions (ops/presets.hpp), as case files and compare-eps use it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cases/case.hpp"
+#include "checks/compare_eps.hpp"
+#include "core/error.hpp"
+#include "ops/presets.hpp"
+#include "ops/registry.hpp"
+#include "spec/convention.hpp"
+
+using namespace normcheck;
+
+namespace {
+Convention of(std::string_view name, DType dt = DType::f32) {
+  const Preset* p = find_preset(name);
+  REQUIRE(p != nullptr);
+  Convention c = default_convention(p->op);
+  apply_preset(*p, dt, c);
+  return c;
+}
+Case one_case(const std::string& text) {
+  const auto cases = parse_case_text(text, "presets.toml");
+  REQUIRE(cases.size() == 1);
+  return cases[0];
+}
+constexpr const char* kLn = R"(
+[[case]]
+name = "c"
+op = "layer_norm"
+dtype = "f32"
+inputs.x = { values = [1.0, 2.0, 3.0, 4.0] }
+inputs.gamma = { values = [1.0, 1.0, 1.0, 1.0] }
+inputs.beta = { values = [0.0, 0.0, 0.0, 0.0] }
+)";
+}  // namespace
+
+TEST_CASE("presets: every entry is complete, named framework.Layer, and its fields read for every dtype", "[presets]") {
+  std::set<std::string_view> names;
+  REQUIRE(presets().size() >= 30);
+  for (const Preset& p : presets()) {
+    INFO(p.name);
+    CHECK(names.insert(p.name).second);
+    CHECK(p.name.find('.') != std::string_view::npos);
+    CHECK(p.name.find_first_of(" ,=") == std::string_view::npos);  // usable in --conv NAME,eps=...
+    CHECK(!p.fields.empty());
+    CHECK(!p.accumulation.empty());
+    CHECK(!p.rounding.empty());
+    CHECK(p.source.size() > 20);
+    CHECK((p.verified == "read from source" || p.verified == "read from documentation" || p.verified.rfind("tests/", 0) == 0));
+    CHECK(find_preset(p.name) == &p);
+    for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
+      Convention c = default_convention(p.op);
+      if (!p.unexpressible.empty()) {
+        CHECK_THROWS_AS(apply_preset(p, dt, c), UsageError);
+        continue;
+      }
+      REQUIRE_NOTHROW(apply_preset(p, dt, c));
+      // Every field the preset names is in the convention it produced.
+      const std::string text = convention_json(c, p.op).dump();
+      CHECK(c.eps >= 0);
+      CHECK(text.find("\"eps\"") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("presets: the values read from each framework", "[presets]") {
+  // PyTorch's RMSNorm eps=None is the epsilon of the opmath dtype (rms_norm_composite), not
+  // finfo(x.dtype).eps as its documentation says: 2^-23 for bf16 data, not 2^-7.
+  CHECK(of("pytorch.RMSNorm", DType::bf16).eps == std::ldexp(1.0, -23));
+  CHECK(of("pytorch.RMSNorm", DType::f16).eps == std::ldexp(1.0, -23));
+  CHECK(of("pytorch.RMSNorm", DType::f32).eps == std::ldexp(1.0, -23));
+  CHECK(of("pytorch.RMSNorm", DType::f64).eps == std::ldexp(1.0, -52));
+  CHECK(of("pytorch.RMSNorm").affine == Affine::gamma);
+  const Convention t = of("pytorch.LayerNorm");
+  CHECK(t.eps == 1e-5);
+  CHECK(t.eps_placement == EpsPlacement::inside_sqrt);
+  CHECK(t.variance == Variance::biased);
+  CHECK(t.affine == Affine::gamma_beta);
+  CHECK(of("keras.LayerNormalization").eps == 1e-3);
+  CHECK(of("flax.LayerNorm").eps == 1e-6);
+  CHECK(of("hf.GemmaRMSNorm").affine == Affine::one_plus_w);
+  CHECK(of("hf.LlamaRMSNorm").eps == 1e-6);
+  CHECK(of("ggml.NORM").affine == Affine::none);
+  CHECK(of("pytorch.F.normalize").eps_placement == EpsPlacement::clamp_norm);
+  CHECK(of("pytorch.F.normalize").eps == 1e-12);
+  CHECK(of("tf.math.l2_normalize").eps_placement == EpsPlacement::clamp_var);  // the clamp on the squared norm
+  CHECK(of("onnx.LpNormalization").eps == 0);
+  const Convention bn = of("pytorch.BatchNorm2d");
+  REQUIRE(bn.momentum.has_value());
+  CHECK(*bn.momentum == 0.1);
+  CHECK(bn.training);
+  const Convention obn = of("onnx.BatchNormalization");
+  CHECK(!obn.training);  // training_mode=0
+  CHECK(*obn.momentum == Approx(0.1));  // ONNX's momentum 0.9 weighs the old value
+  CHECK(of("hf.Qwen3QKNorm").qk_form == QkForm::rms);
+  CHECK(of("pytorch.InstanceNorm2d").affine == Affine::none);
+  // What normcheck cannot state is refused, never approximated.
+  Convention c = default_convention(Op::batch_norm);
+  CHECK_THROWS_WITH(apply_preset(*find_preset("keras.BatchNormalization"), DType::f32, c), Catch::Contains("BIASED"));
+}
+
+TEST_CASE("presets: unknown names are refused with a suggestion", "[presets]") {
+  CHECK(find_preset("pytorch.layernorm") == nullptr);  // exact spelling only
+  CHECK_THAT(unknown_preset_message("pytorch.layernorm"), Catch::Contains("did you mean pytorch.LayerNorm?"));
+  CHECK_THAT(unknown_preset_message("zzz"), !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("presets in case files: convention = NAME, preset = NAME with overrides", "[presets][parser]") {
+  const Case a = one_case(std::string(kLn) + "convention = \"keras.LayerNormalization\"\n");
+  CHECK(a.problem.conv.eps == 1e-3);
+  CHECK(a.problem.conv.affine == Affine::gamma_beta);
+  CHECK(a.problem.conv.normalized_shape == Shape{4});  // the case's, not the preset's
+  const Case b = one_case(std::string(kLn) + "convention = { preset = \"keras.LayerNormalization\", eps = 1e-4 }\n");
+  CHECK(b.problem.conv.eps == 1e-4);  // a key beside the preset overrides it
+  CHECK(b.problem.conv.affine == Affine::gamma_beta);
+  // [defaults] keys override a case's preset too (documented: explicit keys win).
+  const Case d = one_case("[defaults]\nconvention.eps = 2e-5\n" + std::string(kLn) + "convention = \"pytorch.LayerNorm\"\n");
+  CHECK(d.problem.conv.eps == 2e-5);
+  // Errors name the file, the line and the field.
+  try {
+    one_case(std::string(kLn) + "convention = \"pytorch.layernorm\"\n");
+    FAIL("an unknown preset was accepted");
+  } catch (const CaseError& e) {
+    CHECK(e.field == "case.c.convention");
+    CHECK(e.line == 9);
+    CHECK_THAT(e.what(), Catch::Contains("did you mean pytorch.LayerNorm"));
+  }
+  CHECK_THROWS_WITH(one_case(std::string(kLn) + "convention.preset = \"hf.LlamaRMSNorm\"\n"),
+                    Catch::Contains("preset hf.LlamaRMSNorm is a convention of rms_norm; this case's op is layer_norm"));
+  CHECK_THROWS_WITH(one_case(std::string(kLn) + "convention.preset = 3\n"), Catch::Contains("presets.toml:9: case.c.convention.preset: expected a string"));
+  // A preset whose affine the case's inputs do not match fails the op's rules, as a field would.
+  CHECK_THROWS_AS(one_case(std::string(kLn) + "convention = \"ggml.NORM\"\n"), CaseError);
+}
+
+TEST_CASE("presets in compare-eps: NAME[,overrides], the op checked", "[presets][compare_eps]") {
+  CHECK(parse_convention_spec("pytorch.RMSNorm", Op::rms_norm, DType::bf16).conv.eps == std::ldexp(1.0, -23));
+  const auto o = parse_convention_spec("pytorch.LayerNorm,eps=1e-6", Op::layer_norm, DType::f32);
+  CHECK(o.conv.eps == 1e-6);
+  CHECK(o.label == "pytorch.LayerNorm,eps=1e-6");
+  CHECK_THROWS_WITH(parse_convention_spec("pytorch.LayerNorm", Op::rms_norm, DType::f32), Catch::Contains("not of rms_norm"));
+  CHECK_THROWS_WITH(parse_convention_spec("pytorch.LayerNorm,affine=none", Op::layer_norm, DType::f32), Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(parse_convention_spec("keras.LayerNorm", Op::layer_norm, DType::f32), Catch::Contains("did you mean"));
+  for (Op op : {Op::layer_norm, Op::rms_norm})
+    for (const auto& name : default_compare_presets(op)) CHECK_NOTHROW(parse_convention_spec(name, op, DType::f32));
+}
