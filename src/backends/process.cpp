@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -220,8 +221,15 @@ class CmdBackend final : public detail::IsolatedBackend {
   void start() {
     child_.reset();
     try {
-      child_ = std::make_unique<detail::ChildProcess>(std::vector<std::string>{"/bin/sh", "-c", command_},
-                                                      detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
+      // RLIMIT_CPU is set by the shell itself before it runs the command: the prlimit that
+      // ChildProcess applies after the start comes too late for a child the shell forks at once.
+      std::vector<std::string> argv{"/bin/sh", "-c", command_};
+      if (opt_.cpu_s > 0) {
+        const auto soft = static_cast<long long>(std::ceil(opt_.cpu_s));
+        argv = {"/bin/sh", "-c", fmt::format("ulimit -S -t {} && ulimit -H -t {} && exec /bin/sh -c \"$1\"", soft, soft + 5),
+                "normcheck-worker", command_};
+      }
+      child_ = std::make_unique<detail::ChildProcess>(argv, detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
       const auto deadline = detail::Clock::now() + timeout();
       const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}}.dump() + "\n";
       child_->write_all(hello.data(), hello.size(), deadline);
