@@ -72,12 +72,11 @@ std::uint64_t group_resident_bytes(pid_t pgrp) noexcept {
     const auto close = line.rfind(')');
     if (close == std::string::npos) continue;
     const char* p = line.c_str() + close + 1;
-    long long field[22] = {0};  // fields 3..24
-    char state = 0;
-    if (std::sscanf(p, " %c %lld %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lld", &state,
-                    &field[0], &field[1], &field[2]) != 4)
+    long long group = 0, rss = 0;  // fields 5 and 24 (state, ppid and 6..23 skipped)
+    if (std::sscanf(p, " %*c %*d %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lld", &group,
+                    &rss) != 2)
       continue;
-    if (field[1] == pgrp && field[2] > 0) pages += static_cast<std::uint64_t>(field[2]);
+    if (group == pgrp && rss > 0) pages += static_cast<std::uint64_t>(rss);
   }
   return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
