@@ -610,18 +610,28 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   const std::string px(p.op.def().primary_input);
   const bool new_x = base && raw.get("inputs") && raw.get("inputs")->as_table() && raw.get("inputs")->as_table()->contains(px);
   bool has_ns = base != nullptr && !new_x;
-  // convention = "pytorch.LayerNorm" is [case.convention] preset = "pytorch.LayerNorm": the
-  // preset's fields first (ops/presets.cpp), then every key written beside it or in [defaults].
-  const toml::node* conv_named = raw.get("convention") && raw.get("convention")->as_string() ? raw.get("convention") : nullptr;
+  // convention = "pytorch.LayerNorm" (in the case or in [defaults]) is convention = { preset =
+  // "pytorch.LayerNorm" }: the preset's fields first (ops/presets.cpp), then every other key of
+  // the case's and [defaults]' convention tables (the case's win). The case's preset wins over
+  // [defaults]'.
+  const toml::node* conv_lo = derived ? nullptr : defaults.get("convention");
+  const toml::node* conv_hi = raw.get("convention");
+  auto conv_table = [&](const toml::node* n, const std::string& fld) -> const toml::table* {
+    if (!n || n->as_string()) return nullptr;
+    if (!n->as_table()) c.fail(n, fld, "expected a table or a preset name (normcheck presets)");
+    return n->as_table();
+  };
+  const toml::table* conv_lo_t = conv_table(conv_lo, "defaults.convention");
+  const toml::table* conv_hi_t = conv_table(conv_hi, f + ".convention");
   std::optional<Layered> conv_t;
-  if (!conv_named) {
-    conv_t = layered("convention", f + ".convention");
-  } else if (const toml::node* lo = derived ? nullptr : defaults.get("convention")) {
-    if (!lo->as_table()) c.fail(lo, "defaults.convention", "expected a table");
-    conv_t = Layered{lo->as_table(), nullptr, lo};
-  }
-  if (const toml::node* pn = conv_named ? conv_named : conv_t ? conv_t->get("preset") : nullptr) {
-    const std::string fld = f + (conv_named ? ".convention" : ".convention.preset");
+  if (conv_lo_t || conv_hi_t) conv_t = Layered{conv_lo_t, conv_hi_t, conv_hi ? conv_hi : conv_lo};
+  const toml::node* pn = nullptr;
+  std::string fld;
+  if (conv_hi && conv_hi->as_string()) pn = conv_hi, fld = f + ".convention";
+  else if (conv_hi_t && conv_hi_t->get("preset")) pn = conv_hi_t->get("preset"), fld = f + ".convention.preset";
+  else if (conv_lo && conv_lo->as_string()) pn = conv_lo, fld = "defaults.convention";
+  else if (conv_lo_t && conv_lo_t->get("preset")) pn = conv_lo_t->get("preset"), fld = "defaults.convention.preset";
+  if (pn) {
     const std::string name = string_of(c, *pn, fld);
     const Preset* preset = find_preset(name);
     if (!preset) c.fail(pn, fld, unknown_preset_message(name));

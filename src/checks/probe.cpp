@@ -1,6 +1,7 @@
 // Probe driver, convention card and reports (probe.hpp).
 #include "checks/probe.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -9,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/probe_detail.hpp"
+#include "ops/presets.hpp"
 #include "ops/registry.hpp"
+#include "spec/convention.hpp"
 
 namespace normcheck {
 
@@ -93,6 +96,56 @@ std::string convention_card(const ProbeResult& r) {
   return s;
 }
 
+std::vector<PresetMatch> match_presets(const ProbeResult& r) {
+  auto determined = [&](const std::string& key) {
+    const Finding* f = r.find(key);
+    return f && f->certainty != Certainty::undetermined;
+  };
+  const std::string affine_key = fmt::format("affine[{}]", to_string(r.options.nominal.affine));
+  std::vector<PresetMatch> out;
+  for (const Preset& p : presets()) {
+    if (!p.unexpressible.empty() || (p.op != r.options.op && p.op != r.inferred_op)) continue;
+    Convention pc = default_convention(p.op);
+    apply_preset(p, r.options.dtype, pc);
+    PresetMatch m{std::string(p.name), {}};
+    if (determined("centering") && centers(p.op) != centers(r.inferred_op))
+      m.differences.push_back(centers(p.op) ? "centering (it subtracts the row mean, the backend does not)"
+                                            : "centering (it does not subtract the row mean, the backend does)");
+    if (std::isfinite(r.eps_hi) && !(pc.eps >= r.eps_lo && pc.eps <= r.eps_hi) &&
+        !(std::fabs(pc.eps - r.inferred.eps) <= 1e-4 * pc.eps))
+      m.differences.push_back(fmt::format("eps {:g} (found {:g})", pc.eps, r.inferred.eps));
+    const bool eps_zero = std::isfinite(r.eps_lo) && r.eps_lo == 0;
+    if (determined("eps_placement") && !eps_zero && pc.eps_placement != r.inferred.eps_placement)
+      m.differences.push_back(fmt::format("eps_placement {} (found {})", to_string(pc.eps_placement),
+                                          to_string(r.inferred.eps_placement)));
+    if (centers(p.op) && centers(r.inferred_op) && determined("variance") && pc.variance != r.inferred.variance)
+      m.differences.push_back(fmt::format("variance {} (found {})", to_string(pc.variance), to_string(r.inferred.variance)));
+    if (determined(affine_key) && pc.affine != r.inferred.affine)
+      m.differences.push_back(fmt::format("affine {} (found {})", to_string(pc.affine), to_string(r.inferred.affine)));
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PresetMatch& a, const PresetMatch& b) { return a.differences.size() < b.differences.size(); });
+  return out;
+}
+
+std::string format_preset_matches(const std::vector<PresetMatch>& ms) {
+  std::vector<std::string> match;
+  std::string differs;
+  for (const auto& m : ms) {
+    if (m.differences.empty()) {
+      match.push_back(m.name);
+      continue;
+    }
+    differs += fmt::format("{}{} in {}\n", differs.empty() ? "  differs from: " : "                ", m.name,
+                           fmt::join(m.differences, ", "));
+  }
+  std::string s = "framework presets (normcheck presets), compared on what the probe determined (centering, eps, "
+                  "eps_placement, variance, affine):\n";
+  s += match.empty() ? std::string("  matches:      none\n") : fmt::format("  matches:      {}\n", fmt::join(match, ", "));
+  return s + differs;
+}
+
 std::string format_probe_table(const ProbeResult& r) {
   std::string s = fmt::format("normcheck probe: backend {}, op {}, dtype {}, d = {}, seed {}\n", r.backend,
                               to_string(r.options.op), dtype_name(r.options.dtype), r.options.d, r.options.seed);
@@ -114,8 +167,12 @@ std::string format_probe_table(const ProbeResult& r) {
     if (!f.evidence.fit.empty()) s += fmt::format("{:<8}fit:    {}\n", "", f.evidence.fit);
   }
   const auto dev = r.deviations();
-  s += fmt::format("\n{} deviation{} from the nominal convention\n\nconvention card (paste into a case file):\n\n",
-                   dev.size(), dev.size() == 1 ? "" : "s");
+  s += fmt::format("\n{} deviation{} from the nominal convention\n\n", dev.size(), dev.size() == 1 ? "" : "s");
+  s += format_preset_matches(match_presets(r));
+  if (std::isfinite(r.eps_hi) && r.options.nominal.eps >= r.eps_lo && r.options.nominal.eps <= r.eps_hi)
+    s += fmt::format("  (the eps found is the eps sent, {:g}: a backend that takes eps from its caller shows whatever it is "
+                     "sent; --eps sends another)\n", r.options.nominal.eps);
+  s += "\nconvention card (paste into a case file):\n\n";
   s += convention_card(r);
   return s;
 }
@@ -155,6 +212,14 @@ std::string format_probe_json(const ProbeResult& r) {
     j["findings"].push_back(fj);
   }
   j["convention"] = convention_json(r.inferred);
+  nlohmann::ordered_json pj;
+  pj["matches"] = nlohmann::ordered_json::array();
+  pj["differs"] = nlohmann::ordered_json::array();
+  for (const auto& m : match_presets(r)) {
+    if (m.differences.empty()) pj["matches"].push_back(m.name);
+    else pj["differs"].push_back({{"name", m.name}, {"differences", m.differences}});
+  }
+  j["presets"] = pj;
   j["card"] = convention_card(r);
   return j.dump(2) + "\n";
 }

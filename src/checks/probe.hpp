@@ -13,6 +13,7 @@
 // function to the table in probe.cpp.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ struct ProbeResult {
   Convention inferred;          ///< the card: what to put in [case.convention]
   Op inferred_op = Op::layer_norm;  ///< op the backend behaves as (centering)
   std::vector<std::string> card_notes;  ///< comment lines of the card
+  /// The eps values the variance sweep admits ([lo, hi] of the fit; lo = 0 when eps = 0
+  /// fits); NaN when the eps finding is undetermined. Presets are compared on this interval.
+  double eps_lo = std::numeric_limits<double>::quiet_NaN(), eps_hi = std::numeric_limits<double>::quiet_NaN();
 
   /// The finding with this property key, or nullptr.
   const Finding* find(const std::string& property) const;
@@ -89,10 +93,28 @@ ProbeResult probe(Backend& backend, const ProbeOptions& options);
 /// comment with its certainty), parseable by the case parser.
 std::string convention_card(const ProbeResult& r);
 /// Human report: header, one block per finding (value, expected, certainty, evidence),
-/// then the card.
+/// the presets it matches (format_preset_matches), then the card.
 std::string format_probe_table(const ProbeResult& r);
-/// JSON: {"backend","op","dtype","d","nominal","findings":[...],"convention":{...},"card"}.
+/// JSON: {"backend","op","dtype","d","nominal","findings":[...],"convention":{...},
+/// "presets":{"matches":[names],"differs":[{"name","differences":[...]}]},"card"}.
 std::string format_probe_json(const ProbeResult& r);
+
+/// How the probed convention compares with one framework preset (ops/presets.hpp).
+struct PresetMatch {
+  std::string name;                      ///< the preset ("keras.LayerNormalization")
+  std::vector<std::string> differences;  ///< "eps 0.001 (found 1e-05)"; empty: matches
+};
+
+/// Every usable preset of the probed op and of the op the backend behaves as, compared on
+/// the properties the probe determined: centering (the preset's op), eps (the preset's eps
+/// for the probed dtype inside [eps_lo, eps_hi], or within 1e-4 relative of the fit),
+/// eps_placement, variance (centered ops), affine (the inferred one, when its finding is
+/// determined). Undetermined properties are not compared, so a match is a match on what was
+/// seen. Matches first, then the others by number of differences, each in catalog order.
+std::vector<PresetMatch> match_presets(const ProbeResult& r);
+/// "matches: pytorch.LayerNorm, onnx.LayerNormalization; differs from keras.LayerNormalization
+/// in eps 0.001 (found 1e-05), ..." ("matches no preset; nearest: ..." when none matches).
+std::string format_preset_matches(const std::vector<PresetMatch>& m);
 
 /// One line per (backend, op): the deviations found (or "conforms" with the main values).
 /// `results` in any order; used by `normcheck probe --all-mutants`.

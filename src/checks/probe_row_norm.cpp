@@ -416,6 +416,10 @@ bool probe_eps(Ctx& c) {
   }
   Convention& inf = c.res.inferred;
   inf.eps = ce == Certainty::undetermined ? nom.eps : eps;
+  if (ce != Certainty::undetermined) {
+    c.res.eps_lo = eps_zero ? 0.0 : best.eps_lo;
+    c.res.eps_hi = best.eps_hi;
+  }
   inf.eps_placement = (cp == Certainty::undetermined || eps_zero) ? nom.eps_placement : best.placement;
   inf.variance = cv == Certainty::undetermined ? nom.variance : best.variance;
   if (eps_zero && ce != Certainty::undetermined)

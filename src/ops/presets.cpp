@@ -20,6 +20,14 @@ namespace {
 
 constexpr std::string_view kSource = "read from source";
 constexpr std::string_view kDocs = "read from documentation";
+// Checked against the framework itself: tests/cli/presets_frameworks_test.sh probes the layer
+// built with its default arguments (tools/adapters/framework_layer.py), requires the probe to
+// name this preset, and runs cases under the preset on it. The versions are those of
+// tools/setup_adapters.sh (torch: the one README "Findings" used; that part runs where torch is).
+constexpr std::string_view kRunKeras = "read from source; run: tests/cli/presets_frameworks_test.sh (Keras 3.15.1 on JAX 0.10.2)";
+constexpr std::string_view kRunFlax = "read from source; run: tests/cli/presets_frameworks_test.sh (Flax 0.12.8)";
+constexpr std::string_view kRunOrt = "read from documentation; run: tests/cli/presets_frameworks_test.sh (ONNX Runtime 1.32.0)";
+constexpr std::string_view kRunTorch = "read from source; run: tests/cli/presets_frameworks_test.sh (PyTorch 2.15.0, where torch is installed)";
 
 // The shared texts of several entries.
 constexpr std::string_view kOpmath = "f32 for f16/bf16/f32 inputs (opmath), f64 for f64";
@@ -33,23 +41,23 @@ std::vector<Preset> build() {
       {"pytorch.LayerNorm", Op::layer_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta", kOpmath, kOnce,
        "torch/nn/modules/normalization.py LayerNorm (eps=1e-05, elementwise_affine=True, bias=True); "
        "aten/src/ATen/native/cpu/layer_norm_kernel.cpp (PyTorch 2.5)",
-       kSource, "", ""},
+       kRunTorch, "", ""},
       {"keras.LayerNormalization", Op::layer_norm, "eps=1e-3,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "f32 for f16/bf16 inputs (the layer casts them up), else the input dtype", kOnce,
        "keras/src/layers/normalization/layer_normalization.py (Keras 3.6): epsilon=1e-3, center=True, scale=True; "
        "rsqrt(variance + epsilon)",
-       kSource, "", ""},
+       kRunKeras, "", ""},
       {"flax.LayerNorm", Op::layer_norm, "eps=1e-6,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "at least f32 (_compute_stats promotes to float32)",
        "use_fast_variance=True (the default): var = E[x^2] - E[x]^2, equal in exact arithmetic, cancels for rows with a large mean; "
        "then one rounding to the output dtype",
-       "flax/linen/normalization.py LayerNorm (Flax 0.8): epsilon=1e-6, use_bias=True, use_scale=True", kSource, "", ""},
+       "flax/linen/normalization.py LayerNorm (Flax 0.8): epsilon=1e-6, use_bias=True, use_scale=True", kRunFlax, "", ""},
       {"onnx.LayerNormalization", Op::layer_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "stash_type=1 (the default): Mean, InvStdDev and Normalized in f32",
        "Normalized = (X - Mean) * Reciprocal(Sqrt(Var + epsilon)) in f32, cast to X's type, THEN * Scale + B in X's type "
        "(three roundings for f16/bf16)",
        "https://onnx.ai/onnx/operators/onnx__LayerNormalization.html (opset 17): epsilon=1e-05, axis=-1, stash_type=1; B optional",
-       kDocs, "", ""},
+       kRunOrt, "", ""},
       {"apex.FusedLayerNorm", Op::layer_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "f32 (Welford, cuWelfordOnlineSum) for f16/bf16 inputs", kOnce,
        "apex/normalization/fused_layer_norm.py FusedLayerNorm (eps=1e-5, elementwise_affine=True); csrc/layer_norm_cuda_kernel.cu",
@@ -70,13 +78,18 @@ std::vector<Preset> build() {
        "torch/nn/modules/normalization.py RMSNorm (eps=None, elementwise_affine=True); aten/src/ATen/native/layer_norm.cpp "
        "rms_norm_composite (PyTorch 2.6): eps=None is numeric_limits<opmath>::epsilon(), 2^-23 for f16/bf16/f32 inputs, "
        "not torch.finfo(x.dtype).eps as the documentation says (2^-10 for f16, 2^-7 for bf16)",
-       kSource, "", ""},
+       kRunTorch, "", ""},
+      {"keras.RMSNormalization", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma",
+       "at least f32 (compute_dtype = result_type(x.dtype, float32))", kOnce,
+       "keras/src/layers/normalization/rms_normalization.py and keras/src/ops/nn.py _rms_normalization (Keras 3.15): "
+       "axis=-1, epsilon=1e-6; x * rsqrt(mean(square(x)) + epsilon) * scale",
+       kRunKeras, "", ""},
       {"flax.RMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma", "at least f32 (_compute_stats)", kOnce,
-       "flax/linen/normalization.py RMSNorm (Flax 0.8): epsilon=1e-6, use_scale=True", kSource, "", ""},
+       "flax/linen/normalization.py RMSNorm (Flax 0.8): epsilon=1e-6, use_scale=True", kRunFlax, "", ""},
       {"onnx.RMSNormalization", Op::rms_norm, "eps=1e-5,eps_placement=inside_sqrt,affine=gamma",
        "stash_type=1 (the default): f32",
        "the normalized value in f32, cast to X's type, then * scale in X's type (as LayerNormalization)",
-       "https://onnx.ai/onnx/operators/onnx__RMSNormalization.html (opset 23): epsilon=1e-05, axis=-1, stash_type=1", kDocs, "", ""},
+       "https://onnx.ai/onnx/operators/onnx__RMSNormalization.html (opset 23): epsilon=1e-05, axis=-1, stash_type=1", kRunOrt, "", ""},
       {"hf.T5LayerNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma", "f32 (hidden_states.to(torch.float32))",
        "the normalized value in f32, cast to the weight's dtype when the weight is f16/bf16, then weight * it in that dtype",
        "transformers/models/t5/modeling_t5.py T5LayerNorm (transformers 4.46): eps=1e-6", kSource, "", ""},

@@ -175,6 +175,32 @@ c = {k['case']: k['convention'] for k in j['cases']}
 assert c['llama']['eps'] == 1e-6 and c['llama']['affine'] == 'gamma', c
 assert c['llama_eps_1e-5']['eps'] == 1e-5, c"
 expect "preset case: a backend that drops eps fails it" 1 "$nc" run "$tmp/preset.toml" --backend mutant:eps_missing
+# A preset in [defaults] applies to every case; a case's own keys override it.
+cat >"$tmp/defpreset.toml" <<'TOML'
+[defaults]
+op = "layer_norm"
+dtype = "f32"
+convention = "keras.LayerNormalization"
+inputs.gamma = { values = [1.0, 0.5, 2.0, 1.0] }
+inputs.beta = { values = [0.0, 0.25, -1.0, 0.5] }
+
+[[case]]
+name = "keras_default"
+inputs.x = { values = [1e-3, -2e-3, 3e-3, 0.0] }
+
+[[case]]
+name = "keras_eps_override"
+convention = { eps = 1e-5 }
+inputs.x = { values = [1e-3, -2e-3, 3e-3, 0.0] }
+TOML
+expect "[defaults] preset: passes on cpu" 0 "$nc" run "$tmp/defpreset.toml" --backend cpu --format json --output "$tmp/defpreset.json"
+expect "[defaults] preset: each case's resolved eps" 0 python3 -c "
+import json; j = json.load(open('$tmp/defpreset.json'))
+eps = {k['case']: k['convention']['eps'] for k in j['cases']}
+assert eps == {'keras_default': 1e-3, 'keras_eps_override': 1e-5}, eps"
+printf '[defaults]\nop = "layer_norm"\ndtype = "f32"\nconvention = 3\n[[case]]\nname = "a"\ninputs.x = { values = [1.0, 2.0] }\n' >"$tmp/badconv.toml"
+expect "[defaults] convention of the wrong type: exit 2" 2 "$nc" run "$tmp/badconv.toml"
+contains "[defaults] convention: line and field" "$tmp/err" "badconv.toml:4: defaults.convention: expected a table or a preset name"
 sed 's/hf.LlamaRMSNorm"$/hf.LlamaRMSnorm"/' "$tmp/preset.toml" >"$tmp/badpreset.toml"
 expect "unknown preset: exit 2" 2 "$nc" run "$tmp/badpreset.toml"
 contains "unknown preset: file, line, field, suggestion" "$tmp/err" "badpreset.toml:7: case.llama.convention: unknown preset 'hf.LlamaRMSnorm' \(did you mean hf.LlamaRMSNorm\?\)"

@@ -51,7 +51,7 @@ expect_err "did you mean pytorch.LayerNorm" "compare-eps unknown preset"
 expect_rc 2 "compare-eps preset of another op" -- "$NC" compare-eps --op layer_norm --conv pytorch.RMSNorm --conv eps=1e-5
 expect_err "is a convention of rms_norm, not of layer_norm" "compare-eps preset of another op"
 expect_rc 0 "presets" -- "$NC" presets
-expect_out "^31 presets" "presets: the count"
+expect_out "^32 presets" "presets: the count"
 expect_out "^pytorch.LayerNorm +layer_norm +eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta$" "presets: a row"
 expect_out "NOT USABLE: +Keras updates the moving variance with the BIASED" "presets: the refused ones say why"
 expect_rc 0 "presets json" -- "$NC" presets --op rms_norm --format json
@@ -88,6 +88,35 @@ printf '[case.convention]\neps = 1e-05\nbogus = 1\n' >"$tmp/badcard.toml"
 expect_rc 2 "malformed card" -- "$NC" probe --backend cpu --expect "$tmp/badcard.toml"
 expect_err "badcard.toml:3: case.convention.bogus: unknown key" "card errors name file, line and field"
 expect_rc 2 "card with --placement" -- "$NC" probe --backend cpu --expect "$tmp/card.toml" --placement outside_sqrt
+
+# probe names the presets the backend matches (issue 20), on what it determined; a mutant
+# with another eps is named by the difference, never as a match.
+expect_rc 0 "probe cpu: presets" -- "$NC" probe --backend cpu
+expect_out "^  matches: +.*pytorch\.LayerNorm" "probe cpu matches pytorch.LayerNorm"
+expect_out "^  matches: +.*onnx\.LayerNormalization" "probe cpu matches onnx.LayerNormalization"
+expect_out "keras\.LayerNormalization in eps 0\.001 \(found 1e-05\)" "probe cpu differs from Keras in eps"
+expect_out "the eps found is the eps sent" "probe: the eps-sent caveat"
+expect_rc 0 "probe wrong_eps: presets" -- "$NC" probe --backend mutant:wrong_eps
+if grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then echo "FAIL: mutant:wrong_eps matched pytorch.LayerNorm"; fails=$((fails + 1)); fi
+expect_out "pytorch\.LayerNorm in eps 1e-05" "probe wrong_eps: the difference named"
+expect_rc 0 "probe rms cpu json: presets" -- "$NC" probe --backend cpu --op rms_norm --format json
+cp "$tmp/out" "$tmp/probe.json"
+expect_rc 0 "probe json presets field" -- python3 -c "
+import json, sys; j = json.load(open('$tmp/probe.json')); p = j['presets']
+assert 'apex.FusedRMSNorm' in p['matches'] and 'onnx.RMSNormalization' in p['matches'], p
+d = {e['name']: e['differences'] for e in p['differs']}
+assert any(x.startswith('affine one_plus_w') for x in d['hf.GemmaRMSNorm']), d
+assert any(x.startswith('eps 1e-06') for x in d['hf.LlamaRMSNorm']), d
+assert not set(p['matches']) & set(d), p"
+# A worker that computes Keras's LayerNormalization (NumPy, epsilon 1e-3 whatever it is sent)
+# is named as Keras.
+if python3 -c "import numpy" 2>/dev/null; then
+  expect_rc 0 "probe emulated Keras" -- "$NC" probe --backend "cmd:python3 tools/adapters/framework_layer.py emulated.keras.LayerNormalization"
+  expect_out "^  matches: +keras\.LayerNormalization$" "a Keras-like worker is named as Keras"
+  expect_out "pytorch\.LayerNorm in eps 1e-05 \(found 0\.001\)" "and differs from PyTorch in eps"
+else
+  echo "note: NumPy missing: the emulated-Keras probe did not run (tools/setup_adapters.sh installs it)"
+fi
 
 # compare-eps: the worked example (var 1e-12, eps 1e-5) and an atomically written plot.
 expect_rc 0 "compare-eps" -- "$NC" compare-eps --conv eps=1e-5,placement=inside_sqrt --conv eps=1e-6,placement=inside_sqrt \

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The preset catalog (src/ops/presets.cpp) against the real frameworks (issue 20): each
+# framework layer, built with its DEFAULT arguments (tools/adapters/framework_layer.py), is
+#   1. probed: `normcheck probe` must name the preset of the same name among its matches
+#      (eps, eps placement, estimator, affine, centering, as the framework computes them);
+#   2. run on cases whose convention is that preset: the framework's outputs must pass
+#      normcheck's gate against the exact reference under the preset.
+# Also the PyTorch adapter (torch_backend.py), which takes eps from the request: probe names
+# pytorch.LayerNorm. The frameworks tools/setup_adapters.sh installs (onnxruntime, jax, flax,
+# keras) are required: any missing makes the whole test SKIPPED (exit 77) with the reason;
+# torch is optional (pip install torch), its layers are noted as not run.
+set -u
+NC=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+missing=$(python3 - <<'PY' 2>/dev/null || echo "python3"
+import importlib.util, os
+os.environ.setdefault("KERAS_BACKEND", "jax")
+print(" ".join(m for m in ("numpy", "onnx", "onnxruntime", "jax", "flax", "keras") if importlib.util.find_spec(m) is None))
+PY
+)
+if [ -n "$missing" ]; then
+  echo "SKIP: missing $missing (tools/setup_adapters.sh installs them); the presets were not checked against the frameworks"
+  exit 77
+fi
+have_torch=0
+python3 -c "import torch" 2>/dev/null && have_torch=1
+
+# check LAYER OP DTYPE
+check() {
+  local layer=$1 op=$2 dt=$3 be="cmd:python3 tools/adapters/framework_layer.py $1"
+  local preset=${layer#emulated.}  # an emulation is judged against the preset it emulates
+  if ! "$NC" probe --backend "$be" --op "$op" --dtype "$dt" >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAIL: probe $layer ($dt): exit $?"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  local line
+  line=$(grep -E "^  matches: " "$tmp/out")
+  if ! grep -qE "(: +|, )${preset//./\\.}(,|$)" <<<"$line"; then
+    echo "FAIL: probe of $layer ($dt) does not name its preset: ${line:-no matches line}"
+    sed -n '/deviation/,/convention card/p' "$tmp/out"; fails=$((fails + 1)); return
+  fi
+  echo "ok   probe $layer ($dt): $line"
+  local beta="" affine_shape="[64]"
+  [ "$op" = layer_norm ] && beta='inputs.beta = { generator = "normal", seed = 5, shape = [64], std = 0.5 }'
+  cat >"$tmp/cases.toml" <<TOML
+[defaults]
+op = "$op"
+dtype = "$dt"
+convention = "$preset"
+
+[[case]]
+name = "normal_4x64"
+inputs.x = { generator = "normal", seed = 3, shape = [4, 64] }
+inputs.gamma = { generator = "normal", seed = 4, shape = $affine_shape, mean = 1.0, std = 0.25 }
+$beta
+
+[[case]]
+name = "hand_1_to_64"
+inputs.x = { generator = "arange", start = 1.0, step = 1.0, shape = [1, 64] }
+inputs.gamma = { generator = "normal", seed = 6, shape = $affine_shape, mean = 1.0, std = 0.25 }
+$beta
+
+[[case]]
+name = "small_variance_eps_visible"
+inputs.x = { generator = "normal", seed = 7, shape = [3, 64], std = 1e-3 }
+inputs.gamma = { generator = "normal", seed = 8, shape = $affine_shape, mean = 1.0, std = 0.25 }
+$beta
+TOML
+  if "$NC" run "$tmp/cases.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"; then
+    echo "ok   run $layer ($dt): $(grep -E 'case runs|passed' "$tmp/out" | tail -1)"
+  else
+    echo "FAIL: $layer ($dt) fails cases under its own preset"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+
+check keras.LayerNormalization layer_norm f32
+check keras.RMSNormalization rms_norm f32
+check flax.LayerNorm layer_norm f32
+check flax.RMSNorm rms_norm f32
+check onnx.LayerNormalization layer_norm f32
+check onnx.RMSNormalization rms_norm f32
+check emulated.keras.LayerNormalization layer_norm f32
+if [ "$have_torch" = 1 ]; then
+  check pytorch.LayerNorm layer_norm f32
+  check pytorch.RMSNorm rms_norm f32
+  # eps=None is the opmath epsilon 2^-23 for bf16 data too, not finfo(bfloat16).eps = 2^-7.
+  check pytorch.RMSNorm rms_norm bf16
+  if "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" >"$tmp/out" 2>"$tmp/err" &&
+     grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then
+    echo "ok   probe torch_backend.py: $(grep -E '^  matches: ' "$tmp/out")"
+  else
+    echo "FAIL: probe of the PyTorch adapter does not name pytorch.LayerNorm"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+else
+  echo "note: torch not installed: pytorch.LayerNorm, pytorch.RMSNorm and the PyTorch adapter were not run (pip install torch)"
+fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "presets against the frameworks: all checks passed"

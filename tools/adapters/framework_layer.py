@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""One framework layer, built with its DEFAULT arguments, as a normcheck backend:
+
+    normcheck probe --backend "cmd:python3 tools/adapters/framework_layer.py keras.LayerNormalization"
+
+The layer is what a user gets from `keras.layers.LayerNormalization()`, `flax.linen.LayerNorm()`,
+`torch.nn.LayerNorm(d)`, an ONNX LayerNormalization node without attributes: eps, eps placement,
+estimator and the compute dtype are the framework's, whatever the request's convention says.
+Only what belongs to the layer's shape and parameters is taken from the request: the normalized
+axes (normalized_shape), gamma and beta (ones and zeros when the request has none, which is
+the layer's initial state). So `normcheck probe` on it reads the framework's own convention,
+and tests/cli/presets_frameworks_test.sh checks that probe names the preset of the same name
+(ops/presets.cpp): the catalog verified against the framework itself, where it installs.
+
+Layers (the name is the preset's; each needs its framework, else the worker exits 3 saying so):
+  keras.LayerNormalization, keras.RMSNormalization   Keras 3 on the JAX backend (KERAS_BACKEND=jax)
+  flax.LayerNorm, flax.RMSNorm                       flax.linen
+  pytorch.LayerNorm, pytorch.RMSNorm                 torch.nn
+  onnx.LayerNormalization, onnx.RMSNormalization     one node (opset 17 / 23) on ONNX Runtime's CPU provider
+  emulated.keras.LayerNormalization                  NumPy only: Keras's formula as written in
+                                                     keras/src/ops/nn.py _layer_normalization (Keras 3.15),
+                                                     in float32 with epsilon = 1e-3; for tests that run
+                                                     without Keras
+Problems of another op, an affine the layer does not have (one_plus_w), or a dtype the
+framework path does not take are SKIPPED with the reason. Protocol: normcheck_worker.py.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from normcheck_worker import Skip, round_to, serve  # noqa: E402
+
+LAYERS = {  # name -> (op, framework module the layer needs)
+    "keras.LayerNormalization": ("layer_norm", "keras"),
+    "keras.RMSNormalization": ("rms_norm", "keras"),
+    "flax.LayerNorm": ("layer_norm", "flax"),
+    "flax.RMSNorm": ("rms_norm", "flax"),
+    "pytorch.LayerNorm": ("layer_norm", "torch"),
+    "pytorch.RMSNorm": ("rms_norm", "torch"),
+    "onnx.LayerNormalization": ("layer_norm", "onnxruntime"),
+    "onnx.RMSNormalization": ("rms_norm", "onnxruntime"),
+    "emulated.keras.LayerNormalization": ("layer_norm", "numpy"),
+}
+
+
+def params(req, inputs, ns):
+    """gamma and beta of the request as float64 arrays of shape ns (ones, zeros when absent)."""
+    aff = req["convention"]["affine"]
+    if aff not in ("none", "gamma", "gamma_beta"):
+        raise Skip(f"the default layer has y = n * gamma + beta; affine {aff} is not that")
+    g = inputs["gamma"][0].astype(np.float64).reshape(ns) if "gamma" in inputs else np.ones(ns)
+    b = inputs["beta"][0].astype(np.float64).reshape(ns) if "beta" in inputs else np.zeros(ns)
+    return g, b
+
+
+def make_keras(name):
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    import keras
+    if keras.backend.backend() != "jax":
+        raise SystemExit(f"framework_layer: KERAS_BACKEND={keras.backend.backend()}; this adapter runs Keras on jax")
+    policy = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+    def run(req, x, dt, ns, g, b):
+        if dt not in policy:
+            raise Skip(f"Keras path: {dt} not wired (f32, f16, bf16)")
+        axes = list(range(x.ndim - len(ns), x.ndim))
+        axis = axes[0] if len(axes) == 1 else axes
+        if name == "keras.LayerNormalization":
+            layer = keras.layers.LayerNormalization(axis=axis, dtype=policy[dt])
+            layer.build(x.shape)
+            layer.set_weights([g, b])
+        else:
+            if np.any(b != 0):
+                raise Skip("keras.RMSNormalization has no bias")
+            layer = keras.layers.RMSNormalization(axis=axis, dtype=policy[dt])
+            layer.build(x.shape)
+            layer.set_weights([g])
+        xin = x.astype(np.float16) if dt == "f16" else x.astype(np.float32)
+        if dt == "bf16":
+            import ml_dtypes
+            xin = xin.astype(ml_dtypes.bfloat16)
+        return np.asarray(layer(xin)).astype(np.float64)
+    return keras.__version__, run
+
+
+def make_flax(name):
+    import jax.numpy as jnp
+    import flax
+    import flax.linen as nn
+    jt = {"f32": jnp.float32, "f16": jnp.float16, "bf16": jnp.bfloat16}
+
+    def run(req, x, dt, ns, g, b):
+        if dt not in jt:
+            raise Skip(f"flax path: {dt} not wired (f32, f16, bf16; f64 needs jax_enable_x64)")
+        axes = tuple(range(x.ndim - len(ns), x.ndim))
+        t = jt[dt]
+        xin = jnp.asarray(x.astype(np.float32)).astype(t)
+        if name == "flax.LayerNorm":
+            m = nn.LayerNorm(reduction_axes=axes, feature_axes=axes)
+            p = {"scale": jnp.asarray(g, jnp.float32).astype(t), "bias": jnp.asarray(b, jnp.float32).astype(t)}
+        else:
+            if np.any(b != 0):
+                raise Skip("flax.RMSNorm has no bias")
+            m = nn.RMSNorm(reduction_axes=axes, feature_axes=axes)
+            p = {"scale": jnp.asarray(g, jnp.float32).astype(t)}
+        return np.asarray(m.apply({"params": p}, xin).astype(jnp.float32)).astype(np.float64)
+    return flax.__version__, run
+
+
+def make_torch(name):
+    import torch
+    tt = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+    def run(req, x, dt, ns, g, b):
+        t = tt[dt]
+        with torch.no_grad():
+            if name == "pytorch.LayerNorm":
+                m = torch.nn.LayerNorm(list(ns), dtype=t)
+                m.bias.copy_(torch.from_numpy(b).to(t))
+            else:
+                if np.any(b != 0):
+                    raise Skip("torch.nn.RMSNorm has no bias")
+                m = torch.nn.RMSNorm(list(ns), dtype=t)
+            m.weight.copy_(torch.from_numpy(g).to(t))
+            y = m(torch.from_numpy(x).to(t))
+        return y.to(torch.float64).numpy()
+    return torch.__version__, run
+
+
+def make_onnx(name):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    ot = {"f32": (TensorProto.FLOAT, np.float32), "f16": (TensorProto.FLOAT16, np.float16)}
+    sessions = {}
+
+    def run(req, x, dt, ns, g, b):
+        if dt not in ot:
+            raise Skip(f"ONNX path: {dt} not wired (f32, f16)")
+        ty, npt = ot[dt]
+        rms = name == "onnx.RMSNormalization"
+        if rms and np.any(b != 0):
+            raise Skip("RMSNormalization has no bias")
+        key = (dt, x.shape, len(ns))
+        if key not in sessions:
+            ins = ["X", "Scale"] if rms else ["X", "Scale", "B"]
+            node = helper.make_node("RMSNormalization" if rms else "LayerNormalization", ins, ["Y"], axis=-len(ns))
+            vi = [helper.make_tensor_value_info("X", ty, list(x.shape)), helper.make_tensor_value_info("Scale", ty, list(ns))]
+            if not rms:
+                vi.append(helper.make_tensor_value_info("B", ty, list(ns)))
+            graph = helper.make_graph([node], "norm", vi, [helper.make_tensor_value_info("Y", ty, list(x.shape))])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23 if rms else 17)])
+            model.ir_version = 10
+            sessions[key] = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        feed = {"X": x.astype(npt), "Scale": g.astype(npt)}
+        if not rms:
+            feed["B"] = b.astype(npt)
+        return sessions[key].run(["Y"], feed)[0].astype(np.float64)
+    return ort.__version__, run
+
+
+def make_emulated_keras(name):
+    def run(req, x, dt, ns, g, b):
+        if dt != "f32":
+            raise Skip("emulated Keras: f32 only")
+        axes = tuple(range(x.ndim - len(ns), x.ndim))
+        x32, g32, b32 = x.astype(np.float32), g.astype(np.float32), b.astype(np.float32)
+        mean = np.mean(x32, axis=axes, keepdims=True, dtype=np.float32)
+        var = np.mean(np.square(x32 - mean), axis=axes, keepdims=True, dtype=np.float32)
+        inv = (np.float32(1) / np.sqrt(var + np.float32(1e-3))) * g32  # rsqrt(variance + epsilon) * gamma
+        return (x32 * inv + (-mean * inv + b32)).astype(np.float64)  # x * inv + (beta - mean * inv)
+    return np.__version__, run
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in LAYERS:
+        sys.stderr.write(f"usage: framework_layer.py LAYER ({', '.join(LAYERS)})\n")
+        sys.exit(2)
+    name = sys.argv[1]
+    op, module = LAYERS[name]
+    make = {"keras": make_keras, "flax": make_flax, "torch": make_torch, "onnxruntime": make_onnx,
+            "numpy": make_emulated_keras}[module]
+    try:
+        version, run = make(name)
+    except ImportError as e:  # a worker that cannot start says why on stderr and exits
+        sys.stderr.write(f"framework_layer {name}: {e} (pip install {module})\n")
+        sys.exit(3)
+
+    def evaluate(req, inputs):
+        if req["op"] != op:
+            raise Skip(f"{name} computes {op}, not {req['op']}")
+        x, dt = inputs["x"]
+        if req["out_dtype"] != dt:
+            raise Skip(f"{name}: y has x's dtype ({dt}), not {req['out_dtype']}")
+        ns = tuple(req["convention"]["normalized_shape"])
+        if tuple(x.shape[x.ndim - len(ns):]) != ns:
+            raise Skip(f"{name}: normalized_shape {list(ns)} is not x's trailing shape")
+        g, b = params(req, inputs, ns)
+        y = run(req, x.astype(np.float64), dt, ns, g, b)
+        return {"y": (round_to(y, dt), dt)}
+
+    serve(f"{name} (default arguments; {module} {version})", evaluate)
+
+
+if __name__ == "__main__":
+    main()
