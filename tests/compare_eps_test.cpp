@@ -55,6 +55,19 @@ TEST_CASE("compare-eps: conventions differ near zero variance and agree far abov
   CHECK_THAT(t, Catch::Contains("316.2277502"));
   CHECK_THAT(t, Catch::Contains("90909.09"));
   CHECK_THAT(t, Catch::Contains("#2 vs #1, mean 0: variance in [1e-14,"));
+  // The relative difference beside the ULPs: at var 1e-12, eps 1e-5 vs 1e-6 the gains are
+  // 1/sqrt(1e-5 + 1e-12) and 1/sqrt(1e-6 + 1e-12): y#2/y#1 - 1 = sqrt(10) - 1 (to 1e-6).
+  CHECK(small.diff_rel[0] == 0);
+  CHECK(small.diff_rel[1] == Approx(std::sqrt(10.0) - 1).epsilon(1e-5));
+  CHECK(big.diff_rel[1] == Approx(0.5 * (1e-5 - 1e-6) / 1e4).epsilon(1e-3));
+  CHECK_THAT(t, Catch::Contains("rel #2-#1"));
+  // The rows f32 cannot represent at mean 1e4 are said once (one line of ranges), not per row.
+  const std::string gap = "not representable in f32 at mean 10000: variance [1e-14, ";
+  REQUIRE(t.find(gap) != std::string::npos);
+  CHECK(t.find(gap, t.find(gap) + 1) == std::string::npos);
+  std::size_t lines = 0;
+  for (std::size_t i = t.find("not representable"); i != std::string::npos; i = t.find("not representable", i + 1)) ++lines;
+  CHECK(lines == 3);  // means 1, 100 and 1e4; at mean 0 f32 holds every variance of the sweep
 }
 
 TEST_CASE("compare-eps: rms_norm depends on the mean, layer_norm does not", "[compare_eps]") {

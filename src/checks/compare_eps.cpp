@@ -106,13 +106,18 @@ CompareEpsResult compare_eps(const std::vector<LabeledConvention>& convs, const 
       for (std::size_t k = 0; k < convs.size(); ++k) {
         p.gain.push_back(den == 0 ? static_cast<long double>(NAN) : ys[k][r * d] / den);
         double worst = 0;
+        long double abs_diff = 0, scale = 0;
         for (std::int64_t j = 0; j < d; ++j) {
           const long double y0 = ys[0][r * d + j], yk = ys[k][r * d + j];
           const long double u = ulp(o.dtype, std::isfinite(y0) ? y0 : 0.0L);
           const long double e = std::fabs(yk - y0) / u;
-          worst = std::isnan(e) ? (std::isnan(y0) && std::isnan(yk) ? worst : HUGE_VAL) : std::max(worst, static_cast<double>(e));
+          const bool both_nan = std::isnan(y0) && std::isnan(yk);
+          worst = std::isnan(e) ? (both_nan ? worst : HUGE_VAL) : std::max(worst, static_cast<double>(e));
+          if (!both_nan) abs_diff = std::isnan(yk - y0) ? HUGE_VALL : std::max(abs_diff, std::fabs(yk - y0));
+          if (std::isfinite(y0)) scale = std::max(scale, std::fabs(y0));
         }
         p.diff_ulp.push_back(worst);
+        p.diff_rel.push_back(abs_diff == 0 ? 0.0 : scale > 0 ? static_cast<double>(abs_diff / scale) : HUGE_VAL);
       }
     }
     res.points.insert(res.points.end(), pts.begin(), pts.end());
@@ -132,19 +137,28 @@ std::string format_compare_eps_table(const CompareEpsResult& r) {
                               to_string(o.op), dtype_name(o.dtype), o.d, o.op == Op::rms_norm ? ", here y/x" : "");
   for (std::size_t k = 0; k < K; ++k) s += fmt::format("  #{} = {}\n", k + 1, r.labels[k]);
   for (double mean : o.means) {
-    s += fmt::format("\nmean = {} (variance: of the row as stored in {})\n{:>10}", mean, dtype_name(o.dtype), "variance");
+    // The variances this dtype cannot hold at this mean: one line of ranges, rows left out.
+    std::string gaps;
+    double lo = -1, prev = 0;
+    auto close = [&] { if (lo >= 0) gaps += fmt::format("{}[{:.3g}, {:.3g}]", gaps.empty() ? "" : ", ", lo, prev); lo = -1; };
+    for (const auto& p : r.points) {
+      if (p.mean != mean) continue;
+      if (!p.representable) { if (lo < 0) lo = p.var; prev = p.var; } else close();
+    }
+    close();
+    s += fmt::format("\nmean = {} (variance: of the row as stored in {})\n", mean, dtype_name(o.dtype));
+    if (!gaps.empty())
+      s += fmt::format("  not representable in {} at mean {}: variance {} (mean +- s rounds to a row whose variance is more "
+                       "than 10% off); those rows are left out\n", dtype_name(o.dtype), mean, gaps);
+    s += fmt::format("{:>10}", "variance");
     for (std::size_t k = 0; k < K; ++k) s += fmt::format(" {:>16}", fmt::format("gain #{}", k + 1));
-    for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12}", fmt::format("ULP #{}-#1", k + 1));
+    for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12} {:>10}", fmt::format("ULP #{}-#1", k + 1), fmt::format("rel #{}-#1", k + 1));
     s += "\n";
     for (const auto& p : r.points) {
-      if (p.mean != mean || !is_decade(p.var)) continue;
+      if (p.mean != mean || !is_decade(p.var) || !p.representable) continue;
       s += fmt::format("{:>10}", fmt::format("{:.3g}", p.real_var));
-      if (!p.representable) {
-        s += fmt::format("  (not representable in {} at this mean: stored variance {:.3g})\n", dtype_name(o.dtype), p.real_var);
-        continue;
-      }
       for (std::size_t k = 0; k < K; ++k) s += fmt::format(" {:>16.10g}", static_cast<double>(p.gain[k]));
-      for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12.4g}", p.diff_ulp[k]);
+      for (std::size_t k = 1; k < K; ++k) s += fmt::format(" {:>12.4g} {:>10.3g}", p.diff_ulp[k], p.diff_rel[k]);
       s += "\n";
     }
   }
@@ -154,17 +168,18 @@ std::string format_compare_eps_table(const CompareEpsResult& r) {
   for (std::size_t k = 1; k < K; ++k)
     for (double mean : o.means) {
       std::string ranges;
-      double worst = 0, worst_v = 0, lo = -1, prev = 0;
+      double worst = 0, worst_v = 0, worst_rel = 0, lo = -1, prev = 0;
       auto close = [&] { if (lo >= 0) ranges += fmt::format("{}[{:.3g}, {:.3g}]", ranges.empty() ? "" : ", ", lo, prev); lo = -1; };
       for (const auto& p : r.points) {
         if (p.mean != mean || !p.representable) continue;
         if (p.diff_ulp[k] > 1) { if (lo < 0) lo = p.var; prev = p.var; } else close();
-        if (p.diff_ulp[k] > worst) { worst = p.diff_ulp[k]; worst_v = p.var; }
+        if (p.diff_ulp[k] > worst) { worst = p.diff_ulp[k]; worst_v = p.var; worst_rel = p.diff_rel[k]; }
       }
       close();
       s += fmt::format("  #{} vs #1, mean {}: {}\n", k + 1, mean,
                        ranges.empty() ? fmt::format("never (max {:.3g} ULP)", worst)
-                                      : fmt::format("variance in {}; max {:.4g} ULP at variance {:.3g}", ranges, worst, worst_v));
+                                      : fmt::format("variance in {}; max {:.4g} ULP (relative {:.3g}) at variance {:.3g}", ranges,
+                                                    worst, worst_rel, worst_v));
     }
   return s;
 }

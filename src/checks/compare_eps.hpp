@@ -48,6 +48,7 @@ struct ComparePoint {
   bool representable = true;        ///< real_var within 10% of the target (else skipped)
   std::vector<long double> gain;    ///< per convention: 1/D = y/(x - mu) (layer_norm), y/x (rms_norm), exact
   std::vector<double> diff_ulp;     ///< per convention: max_j |y_k - y_0| / ulp_dtype(y_0), exact values
+  std::vector<double> diff_rel;     ///< per convention: max_j |y_k - y_0| / max_j |y_0| (normwise relative), exact values
 };
 
 struct CompareEpsResult {
@@ -61,12 +62,14 @@ struct CompareEpsResult {
 CompareEpsResult compare_eps(const std::vector<LabeledConvention>& convs, const CompareEpsOptions& o);
 
 /// Table: per mean, one line per decade of variance with each convention's gain and its
-/// difference to the first in ULPs, then for each (convention, mean) the variance ranges
-/// where it differs by more than 1 ULP and the largest difference.
+/// difference to the first in ULPs and relative, the variances the dtype cannot represent at
+/// that mean said once (one line of ranges, those rows left out), then for each (convention,
+/// mean) the variance ranges where it differs by more than 1 ULP and the largest difference.
 std::string format_compare_eps_table(const CompareEpsResult& r);
 
 /// SVG: difference to the first convention (ULPs, log) against variance (log), one line per
-/// (convention, mean), with the 1-ULP level marked.
+/// (convention, mean): one colour per pair (#k vs #1), one dash pattern per mean, with the
+/// 1-ULP level marked.
 std::string compare_eps_svg(const CompareEpsResult& r);
 
 }  // namespace normcheck
