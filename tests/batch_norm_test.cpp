@@ -36,6 +36,18 @@ TEST_CASE("batch_norm: training on [1, 3] with momentum 1 gives [-1, 1] and the 
   CHECK(exact(p, "running_var") == std::vector<double>{2});
 }
 
+TEST_CASE("batch_norm: running_variance = biased (Keras, Flax) folds the 1/m batch variance into running_var", "[batch_norm]") {
+  // [1, 2, 4]: mean 7/3, sum of squares 42/9; momentum 0.25 (exact): unbiased 42/18 = 7/3,
+  // running_var 0.75 + 0.25 * 7/3 = 4/3; biased 42/27 = 14/9, running_var 0.75 + 0.25 * 14/9 = 41/36.
+  Problem p = bn({3, 1}, {1, 2, 4}, 0.25, {0}, {1});
+  CHECK(exact(p, "running_var") == std::vector<double>{4.0 / 3});
+  p.conv.running_variance = Variance::biased;
+  CHECK(exact(p, "running_var") == std::vector<double>{41.0 / 36});
+  CHECK(exact(p, "running_mean") == std::vector<double>{7.0 / 12});  // the mean's update does not change
+  // The cpu kernel follows the key (within an ulp of 41/36).
+  CHECK(normcheck::test::cpu(p, "running_var").at(0) == Approx(41.0 / 36).epsilon(1e-15));
+}
+
 TEST_CASE("batch_norm: eval on [1, 3] with those running stats gives [-1, 1] / sqrt(2)", "[batch_norm]") {
   Problem p = bn({2, 1}, {1, 3}, 1.0, {2}, {2});
   p.conv.training = false;

@@ -62,8 +62,9 @@ TEST_CASE("presets: every entry is complete, named framework.Layer, and its fiel
       std::ifstream in(std::string(NORMCHECK_SOURCE_DIR) + "/" + file);
       REQUIRE(in.good());
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const bool checked = text.find(fmt::format("\ncheck {} ", p.name)) != std::string::npos ||
-                           text.find(fmt::format("\n  check {} ", p.name)) != std::string::npos;
+      bool checked = false;
+      for (const char* form : {"\ncheck {}\n", "\ncheck {} ", "\n  check {} ", "\ncheck_bn {}\n", "\n  check_bn {}\n"})
+        checked = checked || text.find(fmt::format(fmt::runtime(form), p.name)) != std::string::npos;
       CHECK(checked);
     }
     CHECK(find_preset(p.name) == &p);
@@ -113,9 +114,17 @@ TEST_CASE("presets: the values read from each framework", "[presets]") {
   CHECK(*obn.momentum == Approx(0.1));  // ONNX's momentum 0.9 weighs the old value
   CHECK(of("hf.Qwen3QKNorm").qk_form == QkForm::rms);
   CHECK(of("pytorch.InstanceNorm2d").affine == Affine::none);
-  // What normcheck cannot state is refused, never approximated.
+  CHECK(bn.running_variance == Variance::unbiased);  // PyTorch folds the unbiased batch variance into running_var
+  const Convention kbn = of("keras.BatchNormalization");
+  CHECK(kbn.running_variance == Variance::biased);  // Keras and Flax the biased one
+  CHECK(*kbn.momentum == Approx(0.01));              // Keras's momentum 0.99 weighs the old value
+  CHECK(kbn.eps == 1e-3);
+  CHECK(of("flax.BatchNorm").running_variance == Variance::biased);
+  // What normcheck cannot state is refused, never approximated (no entry needs it today).
+  const Preset odd{"x.Odd", Op::batch_norm, "eps=1e-5", "f32", "once", "a source of twenty chars", "read from source",
+                   "its running var is a median", ""};
   Convention c = default_convention(Op::batch_norm);
-  CHECK_THROWS_WITH(apply_preset(*find_preset("keras.BatchNormalization"), DType::f32, c), Catch::Contains("BIASED"));
+  CHECK_THROWS_WITH(apply_preset(odd, DType::f32, c), Catch::Contains("median"));
 }
 
 TEST_CASE("presets: unknown names are refused with a suggestion", "[presets]") {

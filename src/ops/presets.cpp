@@ -22,7 +22,8 @@ constexpr std::string_view kSource = "read from source";
 constexpr std::string_view kDocs = "read from documentation";
 // Checked against the framework itself: tests/cli/presets_frameworks_test.sh probes the layer
 // built with its default arguments (tools/adapters/framework_layer.py), requires the probe to
-// name this preset, and runs cases under the preset on it. The versions are those of
+// name this preset, and runs cases under the preset on it (batch norms: the run only, one
+// training call, running stats included). The versions are those of
 // tools/setup_adapters.sh (torch: the one README "Findings" used; that part runs where torch is).
 constexpr std::string_view kRunKeras = "read from source; run: tests/cli/presets_frameworks_test.sh (Keras 3.15.1 on JAX 0.10.2)";
 constexpr std::string_view kRunFlax = "read from source; run: tests/cli/presets_frameworks_test.sh (Flax 0.12.8)";
@@ -135,37 +136,34 @@ std::vector<Preset> build() {
        kDocs, "", ""},
       // ---- batch_norm --------------------------------------------------------------------
       {"pytorch.BatchNorm2d", Op::batch_norm,
-       "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.1,training=true,track_running_stats=true",
+       "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.1,training=true,track_running_stats=true,"
+       "running_variance=unbiased",
        kOpmath, kOnce,
        "torch/nn/modules/batchnorm.py BatchNorm2d (eps=1e-05, momentum=0.1, affine=True, track_running_stats=True); "
        "running_var is updated with the unbiased batch variance, the forward normalizes with the biased one",
-       kSource, "", "momentum=0.1 means r <- 0.9 r + 0.1 s"},
+       kRunTorch, "", "momentum=0.1 means r <- 0.9 r + 0.1 s"},
       {"onnx.BatchNormalization", Op::batch_norm,
        "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.1,training=false,track_running_stats=true",
        "not specified", kOnce,
        "https://onnx.ai/onnx/operators/onnx__BatchNormalization.html (opset 15): epsilon=1e-05, momentum=0.9 "
        "(running = running * momentum + current * (1 - momentum): normcheck's momentum 0.1), training_mode=0 (inference)",
        kDocs, "",
-       "with training_mode=1 ONNX updates running_var with the POPULATION (biased) variance, which normcheck's batch_norm does "
-       "not express yet; the preset is the inference default"},
+       "the preset is the inference default; training_mode=1 updates running_var with the POPULATION (biased) variance: "
+       "convention = { preset = \"onnx.BatchNormalization\", training = true, running_variance = \"biased\" }"},
       {"keras.BatchNormalization", Op::batch_norm,
-       "eps=1e-3,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.01,training=true,track_running_stats=true",
+       "eps=1e-3,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.01,training=true,track_running_stats=true,"
+       "running_variance=biased",
        "f32 for f16/bf16 inputs", kOnce,
        "keras/src/layers/normalization/batch_normalization.py (Keras 3.6): momentum=0.99 (moving = moving * 0.99 + batch * 0.01: "
        "normcheck's momentum 0.01), epsilon=1e-3; moving_variance from the biased batch variance (ops.moments)",
-       kSource,
-       "Keras updates the moving variance with the BIASED batch variance; normcheck's batch_norm updates running_var with the "
-       "unbiased one (PyTorch's) and has no key for the other yet",
-       ""},
+       kRunKeras, "", "Keras's axis=-1 is the channel: x [N, ..., C] in Keras is normcheck's [N, C, ...]"},
       {"flax.BatchNorm", Op::batch_norm,
-       "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.01,training=true,track_running_stats=true",
+       "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.01,training=true,track_running_stats=true,"
+       "running_variance=biased",
        "at least f32 (_compute_stats)", kOnce,
        "flax/linen/normalization.py BatchNorm (Flax 0.8): momentum=0.99 (ra = 0.99 ra + 0.01 batch), epsilon=1e-5; "
        "ra_var from the biased batch variance",
-       kSource,
-       "Flax updates ra_var with the BIASED batch variance; normcheck's batch_norm updates running_var with the unbiased one "
-       "and has no key for the other yet",
-       ""},
+       kRunFlax, "", "use_running_average=False (training); Flax's feature axis is the last: x [N, ..., C]"},
       // ---- l2_normalize ------------------------------------------------------------------
       {"pytorch.F.normalize", Op::l2_normalize, "eps=1e-12,eps_placement=clamp_norm", kOpmath,
        "x / max(||x||_2, eps) in the input dtype's opmath, one rounding",

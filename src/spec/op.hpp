@@ -125,6 +125,10 @@ struct Convention {
   std::int64_t num_batches_tracked = 0;
   // batch_norm: training forward (batch statistics, running stats updated) or eval.
   bool training = true;
+  // batch_norm: the estimator of the batch variance folded into running_var in training:
+  // unbiased sum (x - mu)^2 / (m - 1) (PyTorch) or biased / m (Keras, Flax, ONNX's training
+  // mode). Independent of `variance`, which is the forward's.
+  Variance running_variance = Variance::unbiased;
   // batch_norm: keep running stats (inputs and outputs running_mean, running_var, shape
   // [C]). false: no running stats; training and eval both use batch statistics.
   bool track_running_stats = true;

@@ -3,7 +3,8 @@
 # framework layer, built with its DEFAULT arguments (tools/adapters/framework_layer.py), is
 #   1. probed: `normcheck probe` must name the preset of the same name among its matches
 #      (eps, eps placement, estimator, affine, centering, as the framework computes them);
-#   2. run on cases whose convention is that preset: the framework's outputs must pass
+#   2. run on cases whose convention is that preset (batch norms: this step only, one training
+#      call with running stats): the framework's outputs must pass
 #      normcheck's gate against the exact reference under the preset.
 # Also the PyTorch adapter (torch_backend.py), which takes eps from the request: probe names
 # pytorch.LayerNorm. The frameworks tools/setup_adapters.sh installs (onnxruntime, jax, flax,
@@ -76,6 +77,43 @@ TOML
   fi
 }
 
+# check_bn LAYER [PRESET EXPECTED_RC]: one training call of a batch norm layer (no probe for
+# batch_norm yet) on cases under PRESET (default: its own), exit EXPECTED_RC (default 0).
+check_bn() {
+  local layer=$1 preset=${2:-$1} want=${3:-0} be="cmd:python3 tools/adapters/framework_layer.py $1"
+  local conv="\"$preset\""
+  [ "${preset:0:1}" = "{" ] && conv=$preset  # an inline table: a preset with overrides
+  cat >"$tmp/bn.toml" <<TOML
+[defaults]
+op = "batch_norm"
+dtype = "f32"
+convention = $conv
+
+[[case]]
+name = "train_4x3x2x2"
+inputs.x = { generator = "normal", seed = 3, shape = [4, 3, 2, 2], mean = 0.5, std = 2.0 }
+inputs.gamma = { generator = "normal", seed = 4, shape = [3], mean = 1.0, std = 0.25 }
+inputs.beta = { generator = "normal", seed = 5, shape = [3], std = 0.5 }
+inputs.running_mean = { generator = "normal", seed = 6, shape = [3] }
+inputs.running_var = { generator = "uniform", seed = 7, shape = [3], low = 0.5, high = 2.0 }
+
+[[case]]
+name = "train_small_variance"
+inputs.x = { generator = "normal", seed = 8, shape = [8, 3, 2, 2], std = 1e-2 }
+inputs.gamma = { values = [1.0, 0.5, 2.0] }
+inputs.beta = { values = [0.0, 0.25, -1.0] }
+inputs.running_mean = { values = [0.0, 0.0, 0.0] }
+inputs.running_var = { values = [1.0, 1.0, 1.0] }
+TOML
+  "$NC" run "$tmp/bn.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" = "$want" ]; then
+    echo "ok   run $layer under $preset: exit $rc ($(grep -E 'case runs' "$tmp/out" | tail -1))"
+  else
+    echo "FAIL: $layer under $preset: exit $rc, expected $want"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+
 check keras.LayerNormalization layer_norm f32
 check keras.RMSNormalization rms_norm f32
 check flax.LayerNorm layer_norm f32
@@ -83,11 +121,20 @@ check flax.RMSNorm rms_norm f32
 check onnx.LayerNormalization layer_norm f32
 check onnx.RMSNormalization rms_norm f32
 check emulated.keras.LayerNormalization layer_norm f32
+check_bn keras.BatchNormalization
+check_bn flax.BatchNorm
+# The run part can fail: Keras's layer under PyTorch's convention (eps, momentum, estimator).
+check_bn keras.BatchNormalization pytorch.BatchNorm2d 1
+# ... and the estimator alone decides: Keras's preset with PyTorch's unbiased running_var fails.
+check_bn keras.BatchNormalization '{ preset = "keras.BatchNormalization", running_variance = "unbiased" }' 1
+check_bn flax.BatchNorm '{ preset = "flax.BatchNorm", running_variance = "unbiased" }' 1
 if [ "$have_torch" = 1 ]; then
   check pytorch.LayerNorm layer_norm f32
   check pytorch.RMSNorm rms_norm f32
   # eps=None is the opmath epsilon 2^-23 for bf16 data too, not finfo(bfloat16).eps = 2^-7.
   check pytorch.RMSNorm rms_norm bf16
+  check_bn pytorch.BatchNorm2d
+  check_bn pytorch.BatchNorm2d keras.BatchNormalization 1
   if "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" >"$tmp/out" 2>"$tmp/err" &&
      grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then
     echo "ok   probe torch_backend.py: $(grep -E '^  matches: ' "$tmp/out")"

@@ -53,7 +53,7 @@ expect_err "is a convention of rms_norm, not of layer_norm" "compare-eps preset 
 expect_rc 0 "presets" -- "$NC" presets
 expect_out "^32 presets" "presets: the count"
 expect_out "^pytorch.LayerNorm +layer_norm +eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta$" "presets: a row"
-expect_out "NOT USABLE: +Keras updates the moving variance with the BIASED" "presets: the refused ones say why"
+expect_out "^keras.BatchNormalization +batch_norm +.*running_variance=biased$" "presets: Keras's biased running variance"
 expect_rc 0 "presets json" -- "$NC" presets --op rms_norm --format json
 if ! python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert all(p['op']=='rms_norm' for p in j) and len(j)>=8, j" ; then
   echo "FAIL: presets json"; fails=$((fails + 1)); fi

@@ -17,6 +17,9 @@ Layers (the name is the preset's; each needs its framework, else the worker exit
   flax.LayerNorm, flax.RMSNorm                       flax.linen
   pytorch.LayerNorm, pytorch.RMSNorm                 torch.nn
   onnx.LayerNormalization, onnx.RMSNormalization     one node (opset 17 / 23) on ONNX Runtime's CPU provider
+  keras.BatchNormalization, flax.BatchNorm,          one training call (the layer's momentum and eps) on
+  pytorch.BatchNorm2d                                x [N, C, *spatial] (moved to channels-last for Keras
+                                                     and Flax); replies y, running_mean, running_var
   emulated.keras.LayerNormalization                  NumPy only: Keras's formula as written in
                                                      keras/src/ops/nn.py _layer_normalization (Keras 3.15),
                                                      in float32 with epsilon = 1e-3; for tests that run
@@ -43,6 +46,9 @@ LAYERS = {  # name -> (op, framework module the layer needs)
     "onnx.LayerNormalization": ("layer_norm", "onnxruntime"),
     "onnx.RMSNormalization": ("rms_norm", "onnxruntime"),
     "emulated.keras.LayerNormalization": ("layer_norm", "numpy"),
+    "keras.BatchNormalization": ("batch_norm", "keras"),
+    "flax.BatchNorm": ("batch_norm", "flax"),
+    "pytorch.BatchNorm2d": ("batch_norm", "torch"),
 }
 
 
@@ -83,6 +89,18 @@ def make_keras(name):
             import ml_dtypes
             xin = xin.astype(ml_dtypes.bfloat16)
         return np.asarray(layer(xin)).astype(np.float64)
+
+    def run_bn(x, dt, g, b, rm, rv):
+        if dt not in policy:
+            raise Skip(f"Keras path: {dt} not wired (f32, f16, bf16)")
+        xl = np.moveaxis(x, 1, -1).astype(np.float32)  # Keras's channel axis is the last
+        layer = keras.layers.BatchNormalization(dtype=policy[dt])
+        layer.build(xl.shape)
+        layer.set_weights([g, b, rm, rv])
+        y = np.asarray(layer(xl, training=True)).astype(np.float64)
+        return (np.moveaxis(y, -1, 1), np.asarray(layer.moving_mean).astype(np.float64),
+                np.asarray(layer.moving_variance).astype(np.float64))
+    run.bn = run_bn
     return keras.__version__, run
 
 
@@ -107,6 +125,20 @@ def make_flax(name):
             m = nn.RMSNorm(reduction_axes=axes, feature_axes=axes)
             p = {"scale": jnp.asarray(g, jnp.float32).astype(t)}
         return np.asarray(m.apply({"params": p}, xin).astype(jnp.float32)).astype(np.float64)
+
+    def run_bn(x, dt, g, b, rm, rv):
+        if dt not in jt:
+            raise Skip(f"flax path: {dt} not wired (f32, f16, bf16)")
+        t = jt[dt]
+        xl = jnp.asarray(np.moveaxis(x, 1, -1).astype(np.float32)).astype(t)  # Flax's feature axis is the last
+        m = nn.BatchNorm(use_running_average=False)
+        f32 = lambda a: jnp.asarray(a, jnp.float32)  # noqa: E731  (the variables' default param_dtype)
+        y, upd = m.apply({"params": {"scale": f32(g), "bias": f32(b)}, "batch_stats": {"mean": f32(rm), "var": f32(rv)}},
+                         xl, mutable=["batch_stats"])
+        y = np.asarray(y.astype(jnp.float32)).astype(np.float64)
+        st = upd["batch_stats"]
+        return np.moveaxis(y, -1, 1), np.asarray(st["mean"]).astype(np.float64), np.asarray(st["var"]).astype(np.float64)
+    run.bn = run_bn
     return flax.__version__, run
 
 
@@ -127,6 +159,22 @@ def make_torch(name):
             m.weight.copy_(torch.from_numpy(g).to(t))
             y = m(torch.from_numpy(x).to(t))
         return y.to(torch.float64).numpy()
+
+    def run_bn(x, dt, g, b, rm, rv):
+        if x.ndim != 4:
+            raise Skip(f"pytorch.BatchNorm2d takes x [N, C, H, W], not {x.ndim}-d")
+        t = tt[dt]
+        m = torch.nn.BatchNorm2d(x.shape[1], dtype=t)
+        with torch.no_grad():
+            m.weight.copy_(torch.from_numpy(g).to(t))
+            m.bias.copy_(torch.from_numpy(b).to(t))
+            m.running_mean.copy_(torch.from_numpy(rm).to(t))
+            m.running_var.copy_(torch.from_numpy(rv).to(t))
+            m.train()
+            y = m(torch.from_numpy(x).to(t))
+        d = lambda a: a.to(torch.float64).numpy()  # noqa: E731
+        return d(y), d(m.running_mean), d(m.running_var)
+    run.bn = run_bn
     return torch.__version__, run
 
 
@@ -194,6 +242,16 @@ def main():
         x, dt = inputs["x"]
         if req["out_dtype"] != dt:
             raise Skip(f"{name}: y has x's dtype ({dt}), not {req['out_dtype']}")
+        if op == "batch_norm":
+            c = req["convention"]
+            if not (c["training"] and c["track_running_stats"]) or c["sequence"]:
+                raise Skip(f"{name}: one training call with running stats only")
+            if x.ndim < 2:
+                raise Skip(f"{name}: x [N, C, *spatial]")
+            g, b = params(req, inputs, (x.shape[1],))
+            rm, rv = (inputs[k][0].astype(np.float64) for k in ("running_mean", "running_var"))
+            y, rm, rv = run.bn(x.astype(np.float64), dt, g, b, rm, rv)
+            return {"y": (round_to(y, dt), dt), "running_mean": (round_to(rm, dt), dt), "running_var": (round_to(rv, dt), dt)}
         ns = tuple(req["convention"]["normalized_shape"])
         if tuple(x.shape[x.ndim - len(ns):]) != ns:
             raise Skip(f"{name}: normalized_shape {list(ns)} is not x's trailing shape")

@@ -9,7 +9,7 @@ answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
      "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
                     "affine": "gamma_beta", "normalized_shape": [8], "axes": [], "acc_dtype": "f32",
                     "num_groups": 0, "momentum": null, "training": true, "track_running_stats": true,
-                    "num_batches_tracked": 0, "sequence": false, "gated": false, "qk_form": "rms"},
+                    "num_batches_tracked": 0, "running_variance": "unbiased", "sequence": false, "gated": false, "qk_form": "rms"},
      "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, "gamma": ..., "beta": ...},
      "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16", "shape": [2, 8]}}}
         -> {"id": 7, "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16"}}}

@@ -16,8 +16,9 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   gamma_beta is SKIPPED.
 - group_norm -> GroupNormalization (opset 21, per-channel scale and bias), instance_norm ->
   InstanceNormalization, batch_norm -> BatchNormalization (eval mode with running stats;
-  training mode only without running stats: ONNX updates running_var with the biased batch
-  variance and with momentum = 1 - PyTorch's momentum).
+  training mode without running stats, and with them when running_variance = biased: ONNX
+  updates running_var with the biased batch variance, with momentum = 1 - normcheck's, which
+  must survive the float32 attribute exactly).
 - epsilon is a float32 attribute in ONNX: eps is rounded to binary32. For f32, f16 and bf16
   outputs that perturbs y by a relative < 2^-25 (< ulp/2, adds < 1 to stab); an f64 output
   would resolve it, so f64 problems whose eps is not a binary32 value are SKIPPED.
@@ -245,8 +246,7 @@ def batch_norm(req, inputs):
     if c.get("sequence", False):
         raise Skip("onnxruntime: a sequence of BatchNormalization calls with chained running stats is not wired")
     if training and track:
-        raise Skip("onnxruntime: BatchNormalization's training mode updates running_var with the biased batch variance "
-                   "and momentum = 1 - PyTorch's; the case's running-stat convention is not expressible")
+        return _batch_norm_training(req, inputs, c)
     if not training and not track:
         training = True  # no running stats: eval also normalizes with batch statistics
     if training:
@@ -282,6 +282,38 @@ def batch_norm(req, inputs):
         if k in req["outputs"]:
             out[k] = (inputs[k][0], inputs[k][1])
     return out
+
+
+def _batch_norm_training(req, inputs, c):
+    """One training call with running stats: BatchNormalization-15 training_mode = 1, whose
+    running_var takes the POPULATION (biased) batch variance and whose momentum weighs the old
+    value: running = running * momentum + batch * (1 - momentum). So only running_variance =
+    biased is expressible, with momentum = 1 - a; the attribute is a float32, and ONNX Runtime
+    forms 1 - momentum again, so a must come back exactly (a = 1 - float32(1 - a)), else SKIPPED
+    (momentum 0.1 would run as 0.10000002, moving the running stats by up to 2.4e-7 relative)."""
+    if c.get("running_variance", "unbiased") != "biased":
+        raise Skip("onnxruntime: BatchNormalization's training mode updates running_var with the biased batch variance; "
+                   "the case asks for the unbiased one (running_variance = unbiased)")
+    a = c.get("momentum")
+    if a is None:
+        raise Skip("onnxruntime: BatchNormalization has no cumulative moving average (momentum none)")
+    m32 = np.float32(1.0 - float(a))
+    if float(m32) != 1.0 - float(a) or float(np.float32(1.0) - m32) != float(a):
+        raise Skip(f"onnxruntime: momentum is a float32 attribute; 1 - {a!r} is not held exactly")
+    cc, dt = _common(req, inputs, "BatchNormalization")
+    x = _x(inputs, dt)
+    affine = cc.get("affine", "none")
+    cshape = (x.shape[1],)
+    eps = _epsilon(cc, req["out_dtype"])
+    names = ["X", "Scale", "B", "mean", "var"]
+    outs = ["Y", "running_mean", "running_var"]
+    node = helper.make_node("BatchNormalization", names, outs, epsilon=eps, momentum=float(m32), training_mode=1)
+    sess = _session(("bn_train", dt, x.shape, eps, float(m32), affine), [node], names, outs, dt, 15)
+    feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, cshape, affine), "B": _param(inputs, "beta", dt, cshape, affine),
+             "mean": _param(inputs, "running_mean", dt, cshape, "gamma_beta"),
+             "var": _param(inputs, "running_var", dt, cshape, "gamma_beta")}
+    y, rm, rv = _run(sess, feeds, dt)
+    return {"y": (y, dt), "running_mean": (rm, dt), "running_var": (rv, dt)}
 
 
 def fused_add(req, inputs, centered):

@@ -220,6 +220,8 @@ def batch_norm(req, inputs):
     w, b = params(inputs, c, dt, "F.batch_norm")
     training = bool(c.get("training", True))
     track = bool(c.get("track_running_stats", True))
+    if training and track and c.get("running_variance", "unbiased") != "unbiased":
+        raise Skip("F.batch_norm updates running_var with the unbiased batch variance only")
     x = tensor(inputs["x"][0], dt, "x")
     steps = list(x) if c.get("sequence", False) else [x]
     rm = tensor(inputs["running_mean"][0], dt, "running_mean").clone() if track else None

@@ -81,7 +81,8 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
           continue;
         }
         const double mu = static_cast<double>(st.mu_s) / st.s;
-        const double vu = static_cast<double>(st.ss) / static_cast<double>(m - 1) / st.s / st.s;  // s^2 may overflow for f64
+        const double q = static_cast<double>(c.running_variance == Variance::unbiased ? m - 1 : m);
+        const double vu = static_cast<double>(st.ss) / q / st.s / st.s;  // s^2 may overflow for f64
         rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
         rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
       }

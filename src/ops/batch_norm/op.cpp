@@ -116,6 +116,15 @@ const ConventionKey kTraining{"training", "training forward (batch statistics, r
 const ConventionKey kTrack{"track_running_stats", "keep running stats (inputs and outputs running_mean, running_var)",
                            [](const FieldSource& s, Convention& c) { c.track_running_stats = s.boolean("track_running_stats"); },
                            [](const Convention& c) -> ConventionValue { return c.track_running_stats; }};
+const ConventionKey kRunningVariance{
+    "running_variance", "estimator of the batch variance folded into running_var: unbiased (/ (m - 1), PyTorch) | biased (/ m, Keras, Flax)",
+    [](const FieldSource& s, Convention& c) {
+      const std::string v = s.text("running_variance");
+      auto e = parse_variance(v);
+      if (!e) s.fail("running_variance", fmt::format("unknown '{}' (biased | unbiased)", v));
+      c.running_variance = *e;
+    },
+    [](const Convention& c) -> ConventionValue { return std::string(to_string(c.running_variance)); }};
 const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls of one module",
                               [](const FieldSource& s, Convention& c) { c.sequence = s.boolean("sequence"); },
                               [](const Convention& c) -> ConventionValue { return c.sequence; }};
@@ -160,7 +169,7 @@ extern const OpDef batch_norm_def{
     .name = "batch_norm",
     .formula = "y = gamma_c (x - mean_c) / sqrt(var_c + eps) + beta_c over N and spatial; running stats updated in training",
     .centers = true,
-    .params = {&kMomentum, &kTracked, &kTraining, &kTrack, &kSequence},
+    .params = {&kMomentum, &kTracked, &kTraining, &kTrack, &kRunningVariance, &kSequence},
     .validate = validate,
     .outputs = outputs,
     .optional_outputs = saved_statistics,

@@ -8,7 +8,8 @@
 //   training with track_running_stats: after the forward, with a = momentum, or
 //     a = 1/num_batches_tracked (counter incremented first) when momentum is none,
 //       running_mean <- (1 - a) running_mean + a mu,
-//       running_var  <- (1 - a) running_var  + a v_u,  v_u = sum (x - mu)^2 / (m - 1) (always unbiased);
+//       running_var  <- (1 - a) running_var  + a v_u,  v_u = sum (x - mu)^2 / (m - 1) (running_variance
+//         unbiased, PyTorch's; biased: / m, Keras's and Flax's, keras/src/layers/normalization/batch_normalization.py);
 //   eval with track_running_stats: y = g (x - running_mean) / D(running_var) + b, the
 //     running stats pass through unchanged.
 // A channel holding NaN or an infinity in a batch-statistics step gives NaN for its
@@ -19,8 +20,8 @@
 //   y in eval: |g|/D (|x_i| + |rm|) + (1 + k) |g n_i| + [beta] |b|  (x, rm, rv, gamma, beta terms);
 //   running_mean: c' = |1 - a| c + a (1/m) sum_j |x_j| + a |rm|          (c_0 = |rm_0|; the last
 //     term is |d rm'/da a|, momentum being a rounded parameter too);
-//   running_var:  c' = |1 - a| c + a (2/(m-1)) sum_j |(x_j - mu) x_j| + a |rv| + a v_u
-//     (d v_u/dx_j = 2 (x_j - mu)/(m - 1)); chained through the S steps, so c bounds the
+//   running_var:  c' = |1 - a| c + a (2/q) sum_j |(x_j - mu) x_j| + a |rv| + a v_u
+//     (d v_u/dx_j = 2 (x_j - mu)/q, q = m - 1 or m as above); chained through the S steps, so c bounds the
 //     first-order propagation of every step's perturbations to the final state.
 #pragma once
 
@@ -103,9 +104,10 @@ ExactOutputs batch_norm(const Problem& p) {
       for (auto& v : xg) { mu += v; sabs += abs(v); }
       mu /= T(m);
       for (auto& v : xg) { ss += (v - mu) * (v - mu); sxm += abs((v - mu) * v); }
-      const T vu = ss / T(m - 1);
+      const T q = T(c.running_variance == Variance::unbiased ? m - 1 : m);
+      const T vu = ss / q;
       crm[ch] = static_cast<double>(abs(T(1) - a) * T(crm[ch]) + a * sabs / T(m) + a * abs(rm[ch]));
-      crv[ch] = static_cast<double>(abs(T(1) - a) * T(crv[ch]) + a * T(2) * sxm / T(m - 1) + a * abs(rv[ch]) + a * vu);
+      crv[ch] = static_cast<double>(abs(T(1) - a) * T(crv[ch]) + a * T(2) * sxm / q + a * abs(rv[ch]) + a * vu);
       rm[ch] = (T(1) - a) * rm[ch] + a * mu;
       rv[ch] = (T(1) - a) * rv[ch] + a * vu;
     }

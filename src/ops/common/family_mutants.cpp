@@ -103,7 +103,9 @@ Outputs batch_norm(Fault f, const Problem& p) {
         for (std::int64_t j = 0; j < l.spatial; ++j) v.push_back(x.get(at(s, i, ch, j)));
       const auto [mu, ss] = normalize(v, true, 1, c);
       const Wide m = static_cast<Wide>(v.size());
-      const Wide var = f == Fault::bn_biased_running_var ? ss / m : ss / (m - 1);
+      // The fault divides by m whatever the convention asks (with running_variance = biased it
+      // is the correct kernel there, and no case on such a convention can tell it apart).
+      const Wide var = f == Fault::bn_biased_running_var || c.running_variance == Variance::biased ? ss / m : ss / (m - 1);
       rm[ch] = static_cast<double>((1 - a) * rm[ch] + a * mu);
       rv[ch] = static_cast<double>((1 - a) * rv[ch] + a * var);
     }
