@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cases/case.hpp"
+#include "backends/registry.hpp"
 #include "checks/compare_eps.hpp"
 #include "core/error.hpp"
 #include "ops/presets.hpp"
+#include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "spec/convention.hpp"
 
@@ -170,4 +172,33 @@ TEST_CASE("presets in compare-eps: NAME[,overrides], the op checked", "[presets]
   CHECK_THROWS_WITH(parse_convention_spec("keras.LayerNorm", Op::layer_norm, DType::f32), Catch::Contains("did you mean"));
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (const auto& name : default_compare_presets(op)) CHECK_NOTHROW(parse_convention_spec(name, op, DType::f32));
+}
+
+TEST_CASE("normalized_dtype: Llama rounds the normalized value to x's dtype before the weight", "[presets][rounding]") {
+  // x = [1, 5] bf16, eps 1e-6, weight [3, 3]: n = x / sqrt(13 + 1e-6) = [0.27735, 1.3867504].
+  // Llama (hf.LlamaRMSNorm, normalized_dtype = bf16): round(1.3867504) = 1.390625 (bf16 steps of
+  // 2^-7 in [1, 2)); 3 * 1.390625 = 4.171875 is a tie between 4.15625 and 4.1875 (steps of 2^-5
+  // in [4, 8)), even: 4.1875. One rounding (normalized_dtype none): round(4.1602512) = 4.15625.
+  Problem p;
+  p.op = Op::rms_norm;
+  p.conv = default_convention(Op::rms_norm);
+  apply_preset(*find_preset("hf.LlamaRMSNorm"), DType::bf16, p.conv);
+  REQUIRE(p.conv.normalized_dtype == DType::bf16);
+  p.conv.normalized_shape = Shape{2};
+  p.out_dtype = DType::bf16;
+  p.inputs["x"] = Tensor::from_doubles(DType::bf16, Shape{1, 2}, {1, 5});
+  p.inputs["gamma"] = Tensor::from_doubles(DType::bf16, Shape{2}, {3, 3});
+  const auto llama = reference::evaluate_exact(p).at("y").rounded.to_doubles();
+  CHECK(llama == std::vector<double>{0.83203125, 4.1875});
+  auto cpu = make_backend("cpu");
+  CHECK(cpu->run(validate(p), {}).at("y").to_doubles() == llama);  // the kernel rounds where the convention says
+  p.conv.normalized_dtype.reset();
+  const auto once = reference::evaluate_exact(p).at("y").rounded.to_doubles();
+  CHECK(once == std::vector<double>{0.83203125, 4.15625});
+  CHECK(cpu->run(validate(p), {}).at("y").to_doubles() == once);
+  // A forward convention only: a backward case with it is refused.
+  p.conv.normalized_dtype = DType::bf16;
+  p.conv.direction = Direction::backward;
+  p.inputs["dy"] = Tensor::from_doubles(DType::bf16, Shape{1, 2}, {1, 1});
+  CHECK_THROWS_WITH(validate(p), Catch::Contains("normalized_dtype is a forward convention"));
 }

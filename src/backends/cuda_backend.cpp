@@ -43,8 +43,7 @@ class CudaBackend final : public Backend {
       return fmt::format("cuda: accumulation in {} not offered", dtype_name(p.conv.acc_dtype));
     for (auto& [name, t] : p.inputs)
       if (is_quantized(t.dtype())) return fmt::format("cuda: no {} storage (input {})", dtype_name(t.dtype()), name);
-    if (p.op == Op::batch_norm && p.conv.training && p.conv.track_running_stats && p.conv.running_variance != Variance::unbiased)
-      return std::string("cuda: the batch_norm kernel updates running_var with the unbiased batch variance only");
+    if (p.conv.normalized_dtype) return std::string("cuda: the kernels round once, at the output (normalized_dtype not offered)");
     return std::nullopt;
   }
   Outputs run(const ValidProblem& vp, const Recorded&) override {

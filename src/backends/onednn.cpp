@@ -82,6 +82,7 @@ class OneDnnBackend final : public Backend {
     if (c.eps_placement != EpsPlacement::inside_sqrt)
       return fmt::format("onednn: eps_placement {} not expressible (oneDNN divides by sqrt(var + eps))", to_string(c.eps_placement));
     if (c.variance != Variance::biased) return "onednn: unbiased variance not expressible (oneDNN uses 1/m)";
+    if (c.normalized_dtype) return "onednn: normalized_dtype not expressible (oneDNN rounds once, at dst)";
     const DType dt = p.x().dtype();
     if (dt != DType::f32 && dt != DType::bf16)
       return fmt::format("onednn: layer normalization on {} not offered by oneDNN 2.6 (f32, bf16)", dtype_name(dt));

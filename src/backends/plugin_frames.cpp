@@ -173,6 +173,10 @@ Request encode_request(const Problem& p) {
     q.skip = fmt::format("plugin ABI {} covers layer_norm and rms_norm, not {}", NC_PLUGIN_ABI_VERSION, to_string(p.op));
     return q;
   }
+  if (p.conv.normalized_dtype) {  // a plugin told nothing of it would round once: never run it as if it had been told
+    q.skip = fmt::format("plugin ABI {} has no normalized_dtype (rounding before the affine)", NC_PLUGIN_ABI_VERSION);
+    return q;
+  }
   if (is_quantized(p.out_dtype)) {
     q.skip = fmt::format("plugin ABI {} has no {} dtype (output)", NC_PLUGIN_ABI_VERSION, dtype_name(p.out_dtype));
     return q;

@@ -53,7 +53,7 @@ std::vector<Preset> build() {
        "use_fast_variance=True (the default): var = E[x^2] - E[x]^2, equal in exact arithmetic, cancels for rows with a large mean; "
        "then one rounding to the output dtype",
        "flax/linen/normalization.py LayerNorm (Flax 0.8): epsilon=1e-6, use_bias=True, use_scale=True", kRunFlax, "", ""},
-      {"onnx.LayerNormalization", Op::layer_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
+      {"onnx.LayerNormalization", Op::layer_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,normalized_dtype=x_dtype",
        "stash_type=1 (the default): Mean, InvStdDev and Normalized in f32",
        "Normalized = (X - Mean) * Reciprocal(Sqrt(Var + epsilon)) in f32, cast to X's type, THEN * Scale + B in X's type "
        "(three roundings for f16/bf16)",
@@ -87,14 +87,16 @@ std::vector<Preset> build() {
        kRunKeras, "", ""},
       {"flax.RMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma", "at least f32 (_compute_stats)", kOnce,
        "flax/linen/normalization.py RMSNorm (Flax 0.8): epsilon=1e-6, use_scale=True", kRunFlax, "", ""},
-      {"onnx.RMSNormalization", Op::rms_norm, "eps=1e-5,eps_placement=inside_sqrt,affine=gamma",
+      {"onnx.RMSNormalization", Op::rms_norm, "eps=1e-5,eps_placement=inside_sqrt,affine=gamma,normalized_dtype=x_dtype",
        "stash_type=1 (the default): f32",
        "the normalized value in f32, cast to X's type, then * scale in X's type (as LayerNormalization)",
        "https://onnx.ai/onnx/operators/onnx__RMSNormalization.html (opset 23): epsilon=1e-05, axis=-1, stash_type=1", kRunOrt, "", ""},
-      {"hf.T5LayerNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma", "f32 (hidden_states.to(torch.float32))",
+      {"hf.T5LayerNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma,normalized_dtype=x_dtype", "f32 (hidden_states.to(torch.float32))",
        "the normalized value in f32, cast to the weight's dtype when the weight is f16/bf16, then weight * it in that dtype",
-       "transformers/models/t5/modeling_t5.py T5LayerNorm (transformers 4.46): eps=1e-6", kSource, "", ""},
-      {"hf.LlamaRMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma", "f32 (hidden_states.to(torch.float32))",
+       "transformers/models/t5/modeling_t5.py T5LayerNorm (transformers 4.46): eps=1e-6", kSource, "",
+       "normalized_dtype = x's dtype assumes the weight has x's dtype (T5 rounds to the weight's): with an f32 weight, "
+       "normalized_dtype = \"none\""},
+      {"hf.LlamaRMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma,normalized_dtype=x_dtype", "f32 (hidden_states.to(torch.float32))",
        "the normalized value in f32, cast to the INPUT dtype, then weight * it (a second rounding for f16/bf16)",
        "transformers/models/llama/modeling_llama.py LlamaRMSNorm (transformers 4.46): eps=1e-6 (configs set rms_norm_eps, "
        "1e-5 or 1e-6)",
@@ -244,6 +246,9 @@ std::string unknown_preset_message(std::string_view name) {
 
 std::string preset_fields(const Preset& p, DType x_dtype) {
   std::string f(p.fields);
+  constexpr std::string_view kXDtype = "normalized_dtype=x_dtype";
+  if (const auto at = f.find(kXDtype); at != std::string::npos)  // rounded to the input's dtype
+    f.replace(at, kXDtype.size(), fmt::format("normalized_dtype={}", dtype_name(x_dtype)));
   constexpr std::string_view kOpmathEps = "eps=finfo_opmath";
   if (const auto at = f.find(kOpmathEps); at != std::string::npos) {
     // The machine epsilon of the opmath dtype: f64 for f64 data, f32 for the rest.

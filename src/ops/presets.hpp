@@ -18,8 +18,8 @@ struct Preset {
   std::string_view name;  ///< "framework.Layer": pytorch.LayerNorm, keras.LayerNormalization, ...
   Op op;                  ///< the op of the registry the layer computes
   /// Convention keys as compare-eps --conv spells them ("eps=1e-5,eps_placement=inside_sqrt"),
-  /// read by read_convention over default_convention(op). "eps=finfo": the machine epsilon
-  /// 2^(1-p) of x's dtype (PyTorch's eps=None). Keys not named keep the op's defaults;
+  /// read by read_convention over default_convention(op). "eps=finfo_opmath": the machine
+  /// epsilon of the compute dtype (PyTorch's eps=None); "normalized_dtype=x_dtype": x's dtype. Keys not named keep the op's defaults;
   /// normalized_shape, num_groups and acc_dtype are the case's (a layer's shape, not its convention).
   std::string_view fields;
   std::string_view accumulation;  ///< the dtype the framework computes the statistics in

@@ -123,6 +123,12 @@ struct Convention {
   // batch_norm: PyTorch's num_batches_tracked counter before the case's first batch
   // (only the cumulative average reads it); incremented once per training batch.
   std::int64_t num_batches_tracked = 0;
+  // layer_norm, rms_norm (forward): the dtype the normalized value n = (x - mu) / D is
+  // rounded to before the affine (Hugging Face LlamaRMSNorm: the input dtype, then
+  // weight * n; ONNX LayerNormalization: X's type, then * Scale + B), so y = round(g round(n)
+  // + b). nullopt (the default): one rounding, of y. "The order in which intermediates are
+  // rounded to the storage dtype" of a framework, as a convention value.
+  std::optional<DType> normalized_dtype;
   // batch_norm: training forward (batch statistics, running stats updated) or eval.
   bool training = true;
   // batch_norm: the estimator of the batch variance folded into running_var in training:

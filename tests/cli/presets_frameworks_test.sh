@@ -134,6 +134,30 @@ if [ "$have_torch" = 1 ]; then
   # eps=None is the opmath epsilon 2^-23 for bf16 data too, not finfo(bfloat16).eps = 2^-7.
   check pytorch.RMSNorm rms_norm bf16
   check_bn pytorch.BatchNorm2d
+  # The rounding order (normalized_dtype): LlamaRMSNorm's forward, transcribed in PyTorch, is
+  # correctly rounded (<= 0.5 ULP) under hf.LlamaRMSNorm in bf16, and fails that gate under
+  # the same convention with one rounding: the key separates the two orders.
+  cat >"$tmp/llama.toml" <<'TOML'
+[defaults]
+op = "rms_norm"
+dtype = "bf16"
+convention = "hf.LlamaRMSNorm"
+inputs.x = { generator = "normal", seed = 3, shape = [16, 256] }
+inputs.gamma = { generator = "normal", seed = 4, shape = [256], mean = 1.0, std = 0.25 }
+
+[[case]]
+name = "llama_bf16_correctly_rounded"
+expect.gate = { metric = "ulp", max = 0.5 }
+TOML
+  sed 's/^name = .*/&\nconvention = { normalized_dtype = "none" }/' "$tmp/llama.toml" >"$tmp/once.toml"
+  be="cmd:python3 tools/adapters/framework_layer.py emulated.hf.LlamaRMSNorm"
+  if "$NC" run "$tmp/llama.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>&1 &&
+     ! "$NC" run "$tmp/once.toml" --backend "$be" --strict --no-progress >"$tmp/out2" 2>&1 &&
+     grep -q "FAILED gate: ulp" "$tmp/out2"; then
+    echo "ok   emulated.hf.LlamaRMSNorm: <= 0.5 ULP under hf.LlamaRMSNorm (bf16), over it with one rounding"
+  else
+    echo "FAIL: the rounding order of hf.LlamaRMSNorm"; cat "$tmp/out" "$tmp/out2"; fails=$((fails + 1))
+  fi
   check_bn pytorch.BatchNorm2d keras.BatchNormalization 1
   if "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" >"$tmp/out" 2>"$tmp/err" &&
      grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then

@@ -24,6 +24,11 @@ Layers (the name is the preset's; each needs its framework, else the worker exit
                                                      keras/src/ops/nn.py _layer_normalization (Keras 3.15),
                                                      in float32 with epsilon = 1e-3; for tests that run
                                                      without Keras
+  emulated.hf.LlamaRMSNorm                           PyTorch: LlamaRMSNorm.forward as written in
+                                                     transformers/models/llama/modeling_llama.py (4.46),
+                                                     eps 1e-6, weight of x's dtype: the normalized value
+                                                     is cast to x's dtype BEFORE the weight (no transformers
+                                                     package needed)
 Problems of another op, an affine the layer does not have (one_plus_w), or a dtype the
 framework path does not take are SKIPPED with the reason. Protocol: normcheck_worker.py.
 """
@@ -49,6 +54,7 @@ LAYERS = {  # name -> (op, framework module the layer needs)
     "keras.BatchNormalization": ("batch_norm", "keras"),
     "flax.BatchNorm": ("batch_norm", "flax"),
     "pytorch.BatchNorm2d": ("batch_norm", "torch"),
+    "emulated.hf.LlamaRMSNorm": ("rms_norm", "torch"),
 }
 
 
@@ -149,6 +155,16 @@ def make_torch(name):
     def run(req, x, dt, ns, g, b):
         t = tt[dt]
         with torch.no_grad():
+            if name == "emulated.hf.LlamaRMSNorm":
+                if np.any(b != 0):
+                    raise Skip("LlamaRMSNorm has no bias")
+                h = torch.from_numpy(x).to(t)
+                input_dtype = h.dtype
+                h = h.to(torch.float32)
+                variance = h.pow(2).mean(-1, keepdim=True)
+                h = h * torch.rsqrt(variance + 1e-6)
+                y = torch.from_numpy(g).to(t) * h.to(input_dtype)
+                return y.to(torch.float64).numpy()
             if name == "pytorch.LayerNorm":
                 m = torch.nn.LayerNorm(list(ns), dtype=t)
                 m.bias.copy_(torch.from_numpy(b).to(t))

@@ -139,6 +139,8 @@ def _common(req, inputs, op_name):
                    f"({op_name} divides by sqrt(var + epsilon))")
     if c.get("variance", "biased") != "biased":
         raise Skip(f"onnxruntime: {c['variance']} variance not expressible ({op_name} uses 1/m)")
+    if c.get("normalized_dtype") not in (None, dt):
+        raise Skip(f"onnxruntime: {op_name} casts Normalized to X's type ({dt}), not to {c['normalized_dtype']}")
     return c, dt
 
 

@@ -157,6 +157,8 @@ def common(req, inputs, fn, placements=("inside_sqrt",)):
     acc = c.get("acc_dtype", "f32")
     if acc != OPMATH[dt]:
         raise Skip(f"torch: {fn} on {dt} accumulates in {OPMATH[dt]}; the case expects {acc}")
+    if c.get("normalized_dtype") is not None:
+        raise Skip(f"torch: {fn} rounds once, at the output; normalized_dtype {c['normalized_dtype']} not expressible")
     return c, dt
 
 

@@ -166,6 +166,7 @@ void batch_norm_forward_on(const Problem& p, Outputs& out, Exec& ex) {
   a.y_dtype = p.out_dtype;
   a.batch_stats = c.training || !c.track_running_stats;
   a.update = c.training && c.track_running_stats;
+  a.running_dof = c.running_variance == Variance::unbiased ? l.n * l.spatial - 1 : l.n * l.spatial;
   void* dx = ex.alloc(x.nbytes());
   void* dy = ex.alloc(y.nbytes());
   ex.upload(dx, x.data(), x.nbytes());

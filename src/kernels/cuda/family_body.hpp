@@ -24,6 +24,7 @@
 //      reads the per-channel (s, mu, r)).
 // batch_norm eval (running stats): r = 1 / D(running_var) in binary64 rounded to A, mu =
 // running_mean, s = 1; a non-finite x reaches only its own output.
+// (running_var takes ss / running_dof: m - 1, or m with running_variance = biased.)
 // batch_norm update (training with running stats), thread 0 of the channel's block, the
 // CPU kernel's operations: mu = mu_s / s, v_u = ss / (m - 1) / s / s in binary64, then
 // rm <- keep rm + a mu, rv <- keep rv + a v_u in A (a, keep = 1 - a rounded once to A).
@@ -164,6 +165,7 @@ struct BatchNormArgs {
   bool batch_stats = true;  ///< training or track_running_stats = false
   bool update = false;      ///< training with running stats
   double momentum = 0;      ///< a of this step (already 1 / tracked for the cumulative average)
+  std::int64_t running_dof = 0;  ///< divisor of the batch variance folded into running_var: m - 1 (unbiased) or m (biased)
 };
 
 /// Channel ch of a batch_norm step, the whole block g: its (sa, mu, r) into stats and, with
@@ -197,7 +199,7 @@ NORMCHECK_HD void batch_norm_channel(const BatchNormArgs& a, std::int64_t ch, Gr
     }
     const A aa = static_cast<A>(a.momentum), keep = static_cast<A>(1.0 - a.momentum);
     const double mu = static_cast<double>(st.mu) / st.s;
-    const double vu = static_cast<double>(st.ss) / static_cast<double>(m - 1) / st.s / st.s;  // s^2 may overflow for f64
+    const double vu = static_cast<double>(st.ss) / static_cast<double>(a.running_dof) / st.s / st.s;  // s^2 may overflow for f64
     rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
     rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
   });

@@ -273,6 +273,8 @@ void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nul
         const double inv = inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv);
         const A r_inv = static_cast<A>(inv);
         for (std::int64_t j = 0; j < l.m; ++j) a[j] *= r_inv;
+        if (const auto nd = p.conv.normalized_dtype)  // rounded before the affine (Convention::normalized_dtype)
+          for (std::int64_t j = 0; j < l.m; ++j) a[j] = static_cast<A>(round_to(*nd, static_cast<double>(a[j])));
         aff.apply(a, l.m);
         if (mean) mean->set(r, static_cast<double>(mu) / s);
         // A constant row with eps > 0 has r_inv = 0 by convention (every centered value is

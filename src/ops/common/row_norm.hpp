@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/dtype.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck::reference {
@@ -134,7 +135,8 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
   for (std::int64_t j = 0; j < m; ++j) mean_nx += mag ? T(abs((x[j] - mu) / D) * mag[j]) : T(abs((x[j] - mu) / D * x[j]));
   mean_nx /= T(dof);
   for (std::int64_t j = 0; j < m; ++j) {
-    const T n = (x[j] - mu) / D;
+    T n = (x[j] - mu) / D;
+    if (c.normalized_dtype) n = T(round_to(*c.normalized_dtype, n));  // the framework's intermediate rounding
     y[j] = apply_affine(n, c, gamma, beta, j);
     const T g = abs(affine_gain(c, gamma, j));
     T ci = g / D * (a(j) + (center ? mean_abs : T(0)) + k * abs(n) * mean_nx) + abs(g * n);

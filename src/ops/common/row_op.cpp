@@ -9,9 +9,29 @@
 
 namespace normcheck::ops::rows {
 
+const ConventionKey kNormalizedDtype{
+    "normalized_dtype",
+    "dtype the normalized value is rounded to before the affine (f32 | f16 | bf16 | f64; none: one rounding, of y)",
+    [](const FieldSource& s, Convention& c) {
+      if (s.is_null("normalized_dtype") || (s.is_string("normalized_dtype") && s.text("normalized_dtype") == "none")) {
+        c.normalized_dtype.reset();
+        return;
+      }
+      const std::string v = s.text("normalized_dtype");
+      const auto d = parse_dtype(v);
+      if (!d || is_quantized(*d)) s.fail("normalized_dtype", fmt::format("unknown '{}' (f64 | f32 | f16 | bf16 | none)", v));
+      c.normalized_dtype = *d;
+    },
+    [](const Convention& c) -> ConventionValue {
+      if (c.normalized_dtype) return std::string(dtype_name(*c.normalized_dtype));
+      return std::monostate{};
+    }};
+
 void validate(const Problem& p) {
   const Convention& c = p.conv;
   rules::trailing_dims(p);
+  if (c.normalized_dtype && c.direction == Direction::backward)
+    throw SpecError("convention.normalized_dtype", "normalized_dtype is a forward convention (the backward has no rounding order)");
   const Shape& ns = c.normalized_shape;
   const bool need_gamma = c.affine != Affine::none, need_beta = c.affine == Affine::gamma_beta;
   for (const char* name : {"gamma", "beta"}) {

@@ -5,10 +5,15 @@
 #include <map>
 #include <string>
 
+#include "spec/convention.hpp"
 #include "spec/op.hpp"
 #include "spec/op_def.hpp"
 
 namespace normcheck::ops::rows {
+
+/// The key normalized_dtype (Convention::normalized_dtype): a dtype name, or "none"/null for
+/// one rounding. layer_norm's and rms_norm's parameter.
+extern const ConventionKey kNormalizedDtype;
 
 /// normalized_shape = trailing dims of x; gamma (beta) present iff the affine uses it, of
 /// shape normalized_shape; unbiased variance needs m >= 2; inputs x, gamma, beta only.

@@ -12,6 +12,7 @@ extern const OpDef layer_norm_def{
     .name = "layer_norm",
     .formula = "y = gamma (x - mean) / sqrt(var + eps) + beta over normalized_shape",
     .centers = true,
+    .params = {&rows::kNormalizedDtype},
     .validate = rows::validate,
     .outputs = rows::outputs,
     .optional_outputs = rows::saved_statistics,

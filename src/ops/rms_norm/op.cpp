@@ -11,6 +11,7 @@ extern const OpDef rms_norm_def{
     .name = "rms_norm",
     .formula = "y = gamma x / sqrt(mean(x^2) + eps) over normalized_shape",
     .centers = false,
+    .params = {&rows::kNormalizedDtype},
     .validate = rows::validate,
     .outputs = rows::outputs,
     .optional_outputs = rows::saved_statistics,
