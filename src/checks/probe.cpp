@@ -93,6 +93,9 @@ std::string convention_card(const ProbeResult& r) {
                    certainty_of(r, "reduction_axes"), o.d);
   s += fmt::format("{:<34}# {}\n", fmt::format("acc_dtype = \"{}\"", dtype_name(c.acc_dtype)),
                    certainty_of(r, "accumulation_precision"));
+  if (r.find("rounding_order"))  // probed (f16, bf16): the order is part of the card
+    s += fmt::format("{:<34}# {}\n", fmt::format("normalized_dtype = \"{}\"", c.normalized_dtype ? dtype_name(*c.normalized_dtype) : "none"),
+                     certainty_of(r, "rounding_order"));
   return s;
 }
 
@@ -122,6 +125,12 @@ std::vector<PresetMatch> match_presets(const ProbeResult& r) {
       m.differences.push_back(fmt::format("variance {} (found {})", to_string(pc.variance), to_string(r.inferred.variance)));
     if (determined(affine_key) && pc.affine != r.inferred.affine)
       m.differences.push_back(fmt::format("affine {} (found {})", to_string(pc.affine), to_string(r.inferred.affine)));
+    if (r.rounding_order_known && pc.normalized_dtype != r.rounding_order) {
+      auto order = [](const std::optional<DType>& d) {
+        return d ? fmt::format("normalized value rounded to {} first", dtype_name(*d)) : std::string("one rounding");
+      };
+      m.differences.push_back(fmt::format("rounding order: {} (found {})", order(pc.normalized_dtype), order(r.rounding_order)));
+    }
     out.push_back(std::move(m));
   }
   std::stable_sort(out.begin(), out.end(),
@@ -141,7 +150,7 @@ std::string format_preset_matches(const std::vector<PresetMatch>& ms) {
                            fmt::join(m.differences, ", "));
   }
   std::string s = "framework presets (normcheck presets), compared on what the probe determined (centering, eps, "
-                  "eps_placement, variance, affine):\n";
+                  "eps_placement, variance, affine, rounding order):\n";
   s += match.empty() ? std::string("  matches:      none\n") : fmt::format("  matches:      {}\n", fmt::join(match, ", "));
   return s + differs;
 }
@@ -186,6 +195,7 @@ nlohmann::ordered_json convention_json(const Convention& c) {
   j["affine"] = std::string(to_string(c.affine));
   j["normalized_shape"] = c.normalized_shape;
   j["acc_dtype"] = std::string(dtype_name(c.acc_dtype));
+  j["normalized_dtype"] = c.normalized_dtype ? nlohmann::ordered_json(std::string(dtype_name(*c.normalized_dtype))) : nlohmann::ordered_json();
   return j;
 }
 nlohmann::ordered_json num_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,8 @@ struct Evidence {
 /// "reduction_axes", "sequence_leak", "centering", "eps", "eps_placement", "variance",
 /// "gain_law", "affine[gamma]", "affine[gamma_beta]", "affine[one_plus_w]",
 /// "gamma_broadcast", "beta_broadcast", "accumulation_precision", "accumulation_algorithm",
-/// "per_index", "constant_row", "zero_row", "nan_input", "inf_input", "overflow_input").
+/// "per_index", "constant_row", "zero_row", "nan_input", "inf_input", "overflow_input",
+/// "rounding_order" (f16/bf16 only)).
 /// `expected` is what a backend conforming to the nominal convention shows; `deviates`
 /// is set when the finding (not undetermined) contradicts it.
 struct Finding {
@@ -76,6 +78,10 @@ struct ProbeResult {
   /// The eps values the variance sweep admits ([lo, hi] of the fit; lo = 0 when eps = 0
   /// fits); NaN when the eps finding is undetermined. Presets are compared on this interval.
   double eps_lo = std::numeric_limits<double>::quiet_NaN(), eps_hi = std::numeric_limits<double>::quiet_NaN();
+  /// The rounding order found (f16/bf16 probes with a weight): the dtype the normalized value
+  /// is rounded to before the weight, nullopt for one rounding; meaningful when rounding_order_known.
+  std::optional<DType> rounding_order;
+  bool rounding_order_known = false;
 
   /// The finding with this property key, or nullptr.
   const Finding* find(const std::string& property) const;
@@ -109,7 +115,7 @@ struct PresetMatch {
 /// the properties the probe determined: centering (the preset's op), eps (the preset's eps
 /// for the probed dtype inside [eps_lo, eps_hi], or within 1e-4 relative of the fit),
 /// eps_placement, variance (centered ops), affine (the inferred one, when its finding is
-/// determined). Undetermined properties are not compared, so a match is a match on what was
+/// determined), the rounding order (normalized_dtype, when the probe found it: f16/bf16). Undetermined properties are not compared, so a match is a match on what was
 /// seen. Matches first, then the others by number of differences, each in catalog order.
 std::vector<PresetMatch> match_presets(const ProbeResult& r);
 /// "matches: pytorch.LayerNorm, onnx.LayerNormalization; differs from keras.LayerNormalization

@@ -549,6 +549,76 @@ void probe_affine(Ctx& c) {
 // 5. Accumulation precision and algorithm.
 struct AccOutcome { DType acc = DType::f32; bool known = false; };
 
+/// 6. rounding order (f16, bf16 with a weight): does the backend round the normalized value
+/// to the dtype before the weight (Llama, ONNX: normalized_dtype = x's dtype) or once, at the
+/// output? x [16, d] ~ N(0,1), gamma_j in [0.5, 3) (seed + 9), the inferred affine; the exact
+/// reference under the inferred convention both ways. Only elements where the two correctly
+/// rounded results differ tell them apart; the finding is the order whose bits the backend
+/// returns there (certain: >= 90% of >= 20 such elements and the other <= 10%; likely: twice
+/// as often; else undetermined).
+void probe_rounding_order(Ctx& c, bool model_ok) {
+  const DType dt = c.dt();
+  if (dt != DType::f16 && dt != DType::bf16) return;  // f32/f64 outputs: the two orders agree to ~1 ulp of f32 n
+  const Affine a = c.res.inferred.affine;
+  Evidence e;
+  const std::int64_t R = 16, d = c.d();
+  e.inputs = fmt::format("x [{}, {}] ~ N(0,1) seed {}; gamma_j in [0.5, 3) seed {}; affine {}", R, d, c.o.seed + 9,
+                         c.o.seed + 10, to_string(a));
+  if (a == Affine::none || !model_ok) {
+    e.fit = a == Affine::none ? "no weight: both orders give round(n)" : "no convention inferred to compute the two references";
+    c.res.findings.push_back(finding("rounding_order", "undetermined", "once", Certainty::undetermined, false, e));
+    return;
+  }
+  const auto x = stored(dt, generate_normal(R * d, 0, 1, c.o.seed + 9));
+  auto gamma = generate_normal(d, 0, 1, c.o.seed + 10);
+  std::vector<double> beta(static_cast<std::size_t>(d));
+  for (std::int64_t j = 0; j < d; ++j) {
+    gamma[j] = 0.5 + 2.5 * (0.5 + 0.5 * std::tanh(gamma[j]));  // in [0.5, 3)
+    beta[j] = (j % 7) / 8.0 - 0.375;
+  }
+  gamma = stored(dt, gamma);
+  beta = stored(dt, beta);
+  Problem q = c.make({R, d}, x, a, gamma, beta);
+  const auto y = c.run(q).to_doubles();
+  q.op = c.res.inferred_op;
+  q.conv.eps = c.res.inferred.eps;
+  q.conv.eps_placement = c.res.inferred.eps_placement;
+  q.conv.variance = c.res.inferred.variance;
+  q.conv.normalized_dtype.reset();
+  const auto once = reference::evaluate_exact(q).at("y").rounded.to_doubles();
+  q.conv.normalized_dtype = dt;
+  const auto early = reference::evaluate_exact(q).at("y").rounded.to_doubles();
+  std::int64_t differ = 0, m_once = 0, m_early = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (once[i] == early[i]) continue;
+    ++differ;
+    m_once += y[i] == once[i];
+    m_early += y[i] == early[i];
+  }
+  e.outputs = fmt::format("{} of {} elements differ between the two correctly rounded references; there the backend "
+                          "returns the one-rounding value {} times, the normalized-rounded value {} times",
+                          differ, y.size(), m_once, m_early);
+  const double f_once = differ ? static_cast<double>(m_once) / differ : 0, f_early = differ ? static_cast<double>(m_early) / differ : 0;
+  Certainty cert = Certainty::undetermined;
+  std::string value = "undetermined";
+  if (differ >= 20 && std::max(f_once, f_early) >= 0.9 && std::min(f_once, f_early) <= 0.1) cert = Certainty::certain;
+  else if (differ >= 8 && (m_once >= 2 * m_early + 2 || m_early >= 2 * m_once + 2)) cert = Certainty::likely;
+  const bool is_early = m_early > m_once;
+  if (cert != Certainty::undetermined) {
+    value = is_early ? fmt::format("normalized value rounded to {} before the weight (normalized_dtype = \"{}\")", dtype_name(dt),
+                                   dtype_name(dt))
+                     : std::string("once, at the output");
+    c.res.rounding_order = is_early ? std::optional<DType>(dt) : std::nullopt;
+    c.res.rounding_order_known = true;
+    c.res.inferred.normalized_dtype = c.res.rounding_order;
+  }
+  e.fit = fmt::format("matches where they differ: one rounding {:.0f}%, rounded before the weight {:.0f}%", 100 * f_once,
+                      100 * f_early);
+  const bool nominal_early = c.o.nominal.normalized_dtype.has_value();
+  c.res.findings.push_back(finding("rounding_order", value, nominal_early ? "normalized value rounded first" : "once",
+                                   cert, is_early != nominal_early, e));
+}
+
 /// The inferred convention as a Problem for the exact reference on rows [R, m].
 Problem inferred_problem(const Ctx& c, std::int64_t R, std::int64_t m, const std::vector<double>& x) {
   Problem q;
@@ -949,6 +1019,7 @@ ProbeResult probe_row_norm(Backend& backend, const ProbeOptions& o) {
   guarded("accumulation_precision", [&] { acc = probe_accumulation(c, model_ok, centered); });
   guarded("per_index", [&] { probe_per_index(c, model_ok && acc.known, acc.known ? acc.acc : DType::f32); });
   guarded("degenerate", [&] { probe_degenerate(c, model_ok); });
+  guarded("rounding_order", [&] { probe_rounding_order(c, model_ok); });
   return res;
 }
 

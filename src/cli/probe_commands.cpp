@@ -113,7 +113,7 @@ ExpectedCard read_card(const std::string& path, Op op) {
   if (!n || !n->as_table()) c.fail(1, "case.convention", "no [case.convention] table (paste the card probe prints)");
   const toml::table& t = *n->as_table();
   // The keys a probe card has; read by the one convention reader (spec/convention.hpp).
-  detail::check_keys(c, t, where, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype"});
+  detail::check_keys(c, t, where, {"eps", "eps_placement", "variance", "affine", "normalized_shape", "acc_dtype", "normalized_dtype"});
   ExpectedCard card;
   card.conv = default_probe_options(op).nominal;
   read_convention(detail::TomlSource(c, detail::items_of(t), n, where), op, card.conv);
@@ -197,6 +197,7 @@ int run_probe(const ProbeCommands& c) {
       o.nominal.variance = card->conv.variance;
       o.nominal.affine = card->conv.affine;
       o.nominal.acc_dtype = card->conv.acc_dtype;
+      o.nominal.normalized_dtype = card->conv.normalized_dtype;
       if (card->given.count("normalized_shape")) o.d = card->conv.normalized_shape.front();
     }
     for (const auto& n : names) {
@@ -233,7 +234,8 @@ int run_probe(const ProbeCommands& c) {
     // A gate: every finding must agree with the card, and each property the card states
     // must be determined (a probe that cannot tell is not a confirmation).
     static const std::map<std::string, std::string> kCardKey{{"eps", "eps"}, {"eps_placement", "eps_placement"},
-                                                             {"variance", "variance"}, {"accumulation_precision", "acc_dtype"}};
+                                                             {"variance", "variance"}, {"accumulation_precision", "acc_dtype"},
+                                                             {"rounding_order", "normalized_dtype"}};
     std::vector<std::string> problems;
     for (const Finding& f : results[0].findings) {
       if (f.deviates) problems.push_back(fmt::format("{} is {} (card: {})", f.property, f.value, f.expected));

@@ -159,6 +159,21 @@ TOML
     echo "FAIL: the rounding order of hf.LlamaRMSNorm"; cat "$tmp/out" "$tmp/out2"; fails=$((fails + 1))
   fi
   check_bn pytorch.BatchNorm2d keras.BatchNormalization 1
+  # ... and the probe finds that order (bf16) and names the preset by it, not the one-rounding ones.
+  if "$NC" probe --backend "$be" --op rms_norm --dtype bf16 >"$tmp/out" 2>"$tmp/err" &&
+     grep -qE "^  !! rounding_order +certain +normalized value rounded to bf16" "$tmp/out" &&
+     grep -qE "^  matches: +hf\.LlamaRMSNorm, hf\.T5LayerNorm$" "$tmp/out"; then
+    echo "ok   probe emulated.hf.LlamaRMSNorm (bf16): $(grep -E '^  matches: ' "$tmp/out")"
+  else
+    echo "FAIL: probe of emulated.hf.LlamaRMSNorm (bf16) misses its rounding order"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+  printf '[case.convention]\neps = 1.1920928955078125e-07\naffine = "gamma"\nnormalized_dtype = "bf16"\n' >"$tmp/card.toml"
+  if ! "$NC" probe --backend "cmd:python3 tools/adapters/framework_layer.py pytorch.RMSNorm" --op rms_norm --dtype bf16 \
+       --expect "$tmp/card.toml" >"$tmp/out" 2>"$tmp/err" && grep -q "rounding_order is once" "$tmp/err"; then
+    echo "ok   probe --expect normalized_dtype = bf16 fails torch.nn.RMSNorm (it rounds once)"
+  else
+    echo "FAIL: probe --expect normalized_dtype did not fail torch.nn.RMSNorm"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
   if "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" >"$tmp/out" 2>"$tmp/err" &&
      grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then
     echo "ok   probe torch_backend.py: $(grep -E '^  matches: ' "$tmp/out")"

@@ -108,6 +108,14 @@ d = {e['name']: e['differences'] for e in p['differs']}
 assert any(x.startswith('affine one_plus_w') for x in d['hf.GemmaRMSNorm']), d
 assert any(x.startswith('eps 1e-06') for x in d['hf.LlamaRMSNorm']), d
 assert not set(p['matches']) & set(d), p"
+# The rounding order (bf16): cpu rounds once unless sent normalized_dtype, and the card says so.
+expect_rc 0 "probe cpu bf16 rms" -- "$NC" probe --backend cpu --op rms_norm --dtype bf16
+expect_out "^  ok rounding_order +certain +once, at the output" "probe: the rounding order of cpu (bf16)"
+expect_out "^normalized_dtype = \"none\" +# certain" "probe card: normalized_dtype"
+expect_out "hf\.LlamaRMSNorm in .*rounding order: normalized value rounded to bf16 first \(found one rounding\)" "probe: Llama's order named as a difference"
+printf '[case.convention]\neps = 1e-05\naffine = "gamma"\nnormalized_dtype = "bf16"\n' >"$tmp/card_bf16.toml"
+expect_rc 0 "probe --expect normalized_dtype: cpu follows what it is sent" -- "$NC" probe --backend cpu --op rms_norm --dtype bf16 --expect "$tmp/card_bf16.toml"
+expect_out "^  ok rounding_order +certain +normalized value rounded to bf16" "probe: cpu sent normalized_dtype rounds first"
 # A worker that computes Keras's LayerNormalization (NumPy, epsilon 1e-3 whatever it is sent)
 # is named as Keras.
 if python3 -c "import numpy" 2>/dev/null; then

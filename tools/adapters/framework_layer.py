@@ -20,6 +20,13 @@ Layers (the name is the preset's; each needs its framework, else the worker exit
   keras.BatchNormalization, flax.BatchNorm,          one training call (the layer's momentum and eps) on
   pytorch.BatchNorm2d                                x [N, C, *spatial] (moved to channels-last for Keras
                                                      and Flax); replies y, running_mean, running_var
+  keras.GroupNormalization, flax.GroupNorm            x [N, C, *spatial] (channels-last for Keras, Flax, whose
+  (groups=32), pytorch.GroupNorm, onnx.Group...      default is 32 groups: other num_groups SKIPPED; PyTorch's
+                                                     and ONNX's num_groups has no default: the request's)
+  pytorch.InstanceNorm2d (affine=False),             x [N, C, H, W] / [N, C, *spatial]
+  onnx.InstanceNormalization
+  pytorch.F.normalize (p=2, dim=1, eps=1e-12),       one axis: the request's (F.normalize's dim=1 default is
+  onnx.LpNormalization (p=2, axis=-1)                a shape choice; LpNormalization: the last axis only)
   emulated.keras.LayerNormalization                  NumPy only: Keras's formula as written in
                                                      keras/src/ops/nn.py _layer_normalization (Keras 3.15),
                                                      in float32 with epsilon = 1e-3; for tests that run
@@ -55,6 +62,14 @@ LAYERS = {  # name -> (op, framework module the layer needs)
     "flax.BatchNorm": ("batch_norm", "flax"),
     "pytorch.BatchNorm2d": ("batch_norm", "torch"),
     "emulated.hf.LlamaRMSNorm": ("rms_norm", "torch"),
+    "keras.GroupNormalization": ("group_norm", "keras"),
+    "flax.GroupNorm": ("group_norm", "flax"),
+    "pytorch.GroupNorm": ("group_norm", "torch"),
+    "onnx.GroupNormalization": ("group_norm", "onnxruntime"),
+    "pytorch.InstanceNorm2d": ("instance_norm", "torch"),
+    "onnx.InstanceNormalization": ("instance_norm", "onnxruntime"),
+    "pytorch.F.normalize": ("l2_normalize", "torch"),
+    "onnx.LpNormalization": ("l2_normalize", "onnxruntime"),
 }
 
 
@@ -107,6 +122,18 @@ def make_keras(name):
         return (np.moveaxis(y, -1, 1), np.asarray(layer.moving_mean).astype(np.float64),
                 np.asarray(layer.moving_variance).astype(np.float64))
     run.bn = run_bn
+
+    def run_gn(x, dt, g, b, groups):
+        if dt not in policy:
+            raise Skip(f"Keras path: {dt} not wired (f32, f16, bf16)")
+        if groups != 32:
+            raise Skip(f"keras.GroupNormalization() has groups=32, the case num_groups = {groups}")
+        xl = np.moveaxis(x, 1, -1).astype(np.float32)
+        layer = keras.layers.GroupNormalization(dtype=policy[dt])
+        layer.build(xl.shape)
+        layer.set_weights([g, b])
+        return np.moveaxis(np.asarray(layer(xl)).astype(np.float64), -1, 1)
+    run.gn = run_gn
     return keras.__version__, run
 
 
@@ -145,6 +172,18 @@ def make_flax(name):
         st = upd["batch_stats"]
         return np.moveaxis(y, -1, 1), np.asarray(st["mean"]).astype(np.float64), np.asarray(st["var"]).astype(np.float64)
     run.bn = run_bn
+
+    def run_gn(x, dt, g, b, groups):
+        if dt not in jt:
+            raise Skip(f"flax path: {dt} not wired (f32, f16, bf16)")
+        if groups != 32:
+            raise Skip(f"flax.linen.GroupNorm() has num_groups=32, the case num_groups = {groups}")
+        t = jt[dt]
+        xl = jnp.asarray(np.moveaxis(x, 1, -1).astype(np.float32)).astype(t)
+        m = nn.GroupNorm()
+        y = m.apply({"params": {"scale": jnp.asarray(g, jnp.float32), "bias": jnp.asarray(b, jnp.float32)}}, xl)
+        return np.moveaxis(np.asarray(y.astype(jnp.float32)).astype(np.float64), -1, 1)
+    run.gn = run_gn
     return flax.__version__, run
 
 
@@ -191,6 +230,27 @@ def make_torch(name):
         d = lambda a: a.to(torch.float64).numpy()  # noqa: E731
         return d(y), d(m.running_mean), d(m.running_var)
     run.bn = run_bn
+
+    def run_gn(x, dt, g, b, groups):
+        t = tt[dt]
+        with torch.no_grad():
+            if name == "pytorch.InstanceNorm2d":
+                if x.ndim != 4:
+                    raise Skip(f"InstanceNorm2d takes x [N, C, H, W], not {x.ndim}-d")
+                y = torch.nn.InstanceNorm2d(x.shape[1], dtype=t)(torch.from_numpy(x).to(t))
+            else:
+                m = torch.nn.GroupNorm(groups, x.shape[1], dtype=t)
+                m.weight.copy_(torch.from_numpy(g).to(t))
+                m.bias.copy_(torch.from_numpy(b).to(t))
+                y = m(torch.from_numpy(x).to(t))
+        return y.to(torch.float64).numpy()
+    run.gn = run_gn
+
+    def run_l2(x, dt, axis):
+        t = tt[dt]
+        y = torch.nn.functional.normalize(torch.from_numpy(x).to(t), dim=axis)
+        return y.to(torch.float64).numpy()
+    run.l2 = run_l2
     return torch.__version__, run
 
 
@@ -222,6 +282,36 @@ def make_onnx(name):
         if not rms:
             feed["B"] = b.astype(npt)
         return sessions[key].run(["Y"], feed)[0].astype(np.float64)
+
+    def one_node(key, op_type, ins, x, dt, opset, feed, **attrs):
+        ty, npt = ot[dt]
+        if key not in sessions:
+            node = helper.make_node(op_type, [n for n, _ in ins], ["Y"], **attrs)
+            vi = [helper.make_tensor_value_info(n, ty, list(s)) for n, s in ins]
+            graph = helper.make_graph([node], "norm", vi, [helper.make_tensor_value_info("Y", ty, list(x.shape))])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+            model.ir_version = 10
+            sessions[key] = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return sessions[key].run(["Y"], {k: v.astype(npt) for k, v in feed.items()})[0].astype(np.float64)
+
+    def run_gn(x, dt, g, b, groups):
+        if dt not in ot:
+            raise Skip(f"ONNX path: {dt} not wired (f32, f16)")
+        c = (x.shape[1],)
+        if name == "onnx.InstanceNormalization":
+            return one_node((name, dt, x.shape), "InstanceNormalization", [("X", x.shape), ("S", c), ("B", c)], x, dt, 6,
+                            {"X": x, "S": g, "B": b})
+        return one_node((name, dt, x.shape, groups), "GroupNormalization", [("X", x.shape), ("S", c), ("B", c)], x, dt, 21,
+                        {"X": x, "S": g, "B": b}, num_groups=groups)
+    run.gn = run_gn
+
+    def run_l2(x, dt, axis):
+        if dt not in ot:
+            raise Skip(f"ONNX path: {dt} not wired (f32, f16)")
+        if axis != x.ndim - 1:
+            raise Skip("onnx.LpNormalization() normalizes the last axis (axis=-1)")
+        return one_node((name, dt, x.shape), "LpNormalization", [("X", x.shape)], x, dt, 22, {"X": x})
+    run.l2 = run_l2
     return ort.__version__, run
 
 
@@ -258,6 +348,20 @@ def main():
         x, dt = inputs["x"]
         if req["out_dtype"] != dt:
             raise Skip(f"{name}: y has x's dtype ({dt}), not {req['out_dtype']}")
+        if op in ("group_norm", "instance_norm"):
+            if x.ndim < 2:
+                raise Skip(f"{name}: x [N, C, *spatial]")
+            g, b = params(req, inputs, (x.shape[1],))
+            groups = x.shape[1] if op == "instance_norm" else int(req["convention"]["num_groups"])
+            if name == "pytorch.InstanceNorm2d" and req["convention"]["affine"] != "none":
+                raise Skip("torch.nn.InstanceNorm2d() has affine=False")
+            return {"y": (round_to(run.gn(x.astype(np.float64), dt, g, b, groups), dt), dt)}
+        if op == "l2_normalize":
+            axes = req["convention"].get("axes") or [x.ndim - 1]
+            if len(axes) != 1:
+                raise Skip(f"{name}: one axis, not {axes}")
+            ax = axes[0] % x.ndim
+            return {"y": (round_to(run.l2(x.astype(np.float64), dt, ax), dt), dt)}
         if op == "batch_norm":
             c = req["convention"]
             if not (c["training"] and c["track_running_stats"]) or c["sequence"]:
