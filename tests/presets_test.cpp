@@ -65,7 +65,8 @@ TEST_CASE("presets: every entry is complete, named framework.Layer, and its fiel
       REQUIRE(in.good());
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       bool checked = false;
-      for (const char* form : {"\ncheck {}\n", "\ncheck {} ", "\n  check {} ", "\ncheck_bn {}\n", "\n  check_bn {}\n"})
+      for (const char* form : {"\ncheck {}\n", "\ncheck {} ", "\n  check {} ", "\ncheck_bn {}\n", "\n  check_bn {}\n", "\ncheck_case {} ",
+                               "\n  check_case {} "})
         checked = checked || text.find(fmt::format(fmt::runtime(form), p.name)) != std::string::npos;
       CHECK(checked);
     }

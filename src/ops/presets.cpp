@@ -28,6 +28,7 @@ constexpr std::string_view kDocs = "read from documentation";
 constexpr std::string_view kRunKeras = "read from source; run: tests/cli/presets_frameworks_test.sh (Keras 3.15.1 on JAX 0.10.2)";
 constexpr std::string_view kRunFlax = "read from source; run: tests/cli/presets_frameworks_test.sh (Flax 0.12.8)";
 constexpr std::string_view kRunOrt = "read from documentation; run: tests/cli/presets_frameworks_test.sh (ONNX Runtime 1.32.0)";
+constexpr std::string_view kRunHf = "read from source; run: tests/cli/presets_frameworks_test.sh (the transformers 5.24.0 class on PyTorch 2.15.0, where both are installed)";
 constexpr std::string_view kRunTorch = "read from source; run: tests/cli/presets_frameworks_test.sh (PyTorch 2.15.0, where torch is installed)";
 
 // The shared texts of several entries.
@@ -93,18 +94,18 @@ std::vector<Preset> build() {
        "https://onnx.ai/onnx/operators/onnx__RMSNormalization.html (opset 23): epsilon=1e-05, axis=-1, stash_type=1", kRunOrt, "", ""},
       {"hf.T5LayerNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma,normalized_dtype=x_dtype", "f32 (hidden_states.to(torch.float32))",
        "the normalized value in f32, cast to the weight's dtype when the weight is f16/bf16, then weight * it in that dtype",
-       "transformers/models/t5/modeling_t5.py T5LayerNorm (transformers 4.46): eps=1e-6", kSource, "",
+       "transformers/models/t5/modeling_t5.py T5LayerNorm (transformers 4.46): eps=1e-6", kRunHf, "",
        "normalized_dtype = x's dtype assumes the weight has x's dtype (T5 rounds to the weight's): with an f32 weight, "
        "normalized_dtype = \"none\""},
       {"hf.LlamaRMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=gamma,normalized_dtype=x_dtype", "f32 (hidden_states.to(torch.float32))",
        "the normalized value in f32, cast to the INPUT dtype, then weight * it (a second rounding for f16/bf16)",
        "transformers/models/llama/modeling_llama.py LlamaRMSNorm (transformers 4.46): eps=1e-6 (configs set rms_norm_eps, "
        "1e-5 or 1e-6)",
-       kSource, "", ""},
+       kRunHf, "", ""},
       {"hf.GemmaRMSNorm", Op::rms_norm, "eps=1e-6,eps_placement=inside_sqrt,affine=one_plus_w", "f32 (x.float())",
        "(1 + weight) and the product in f32, cast once (type_as(x)): unlike Llama, no rounding before the weight",
        "transformers/models/gemma/modeling_gemma.py GemmaRMSNorm (transformers 4.46): eps=1e-6, weight initialised to 0",
-       kSource, "", ""},
+       kRunHf, "", ""},
       {"apex.FusedRMSNorm", Op::rms_norm, "eps=1e-5,eps_placement=inside_sqrt,affine=gamma", "f32 for f16/bf16 inputs", kOnce,
        "apex/normalization/fused_layer_norm.py FusedRMSNorm (eps=1e-5, elementwise_affine=True)", kSource, "", ""},
       {"mlx.RMSNorm", Op::rms_norm, "eps=1e-5,eps_placement=inside_sqrt,affine=gamma", "f32 (the documentation: 32-bit accumulation)",
@@ -117,25 +118,25 @@ std::vector<Preset> build() {
       // ---- group_norm / instance_norm ------------------------------------------------------
       {"pytorch.GroupNorm", Op::group_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta", kOpmath, kOnce,
        "torch/nn/modules/normalization.py GroupNorm (num_groups required, eps=1e-05, affine=True: per-channel weight, bias)",
-       kSource, "", "num_groups has no default: set it in the case"},
+       kRunTorch, "", "num_groups has no default: set it in the case"},
       {"keras.GroupNormalization", Op::group_norm, "eps=1e-3,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "f32 for f16/bf16 inputs", kOnce,
        "keras/src/layers/normalization/group_normalization.py (Keras 3.6): groups=32, epsilon=1e-3, center=True, scale=True",
-       kSource, "", "groups=32 by default: set num_groups in the case"},
+       kRunKeras, "", "groups=32 by default: set num_groups in the case"},
       {"flax.GroupNorm", Op::group_norm, "eps=1e-6,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "at least f32 (_compute_stats)", kOnce,
-       "flax/linen/normalization.py GroupNorm (Flax 0.8): num_groups=32, epsilon=1e-6, use_bias=True, use_scale=True", kSource, "",
+       "flax/linen/normalization.py GroupNorm (Flax 0.8): num_groups=32, epsilon=1e-6, use_bias=True, use_scale=True", kRunFlax, "",
        "num_groups=32 by default: set num_groups in the case"},
       {"onnx.GroupNormalization", Op::group_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "stash_type=1: f32", "the normalized value cast to X's type before scale and bias (as LayerNormalization)",
        "https://onnx.ai/onnx/operators/onnx__GroupNormalization.html (opset 21: scale and bias per CHANNEL; opset 18 had them "
        "per group)",
-       kDocs, "", "num_groups is a required attribute: set it in the case"},
+       kRunOrt, "", "num_groups is a required attribute: set it in the case"},
       {"pytorch.InstanceNorm2d", Op::instance_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=none", kOpmath, kOnce,
-       "torch/nn/modules/instancenorm.py InstanceNorm2d (eps=1e-05, affine=False, track_running_stats=False)", kSource, "", ""},
+       "torch/nn/modules/instancenorm.py InstanceNorm2d (eps=1e-05, affine=False, track_running_stats=False)", kRunTorch, "", ""},
       {"onnx.InstanceNormalization", Op::instance_norm, "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta",
        "not specified", kOnce, "https://onnx.ai/onnx/operators/onnx__InstanceNormalization.html (opset 6): epsilon=1e-05; scale, B required",
-       kDocs, "", ""},
+       kRunOrt, "", ""},
       // ---- batch_norm --------------------------------------------------------------------
       {"pytorch.BatchNorm2d", Op::batch_norm,
        "eps=1e-5,eps_placement=inside_sqrt,variance=biased,affine=gamma_beta,momentum=0.1,training=true,track_running_stats=true,"
@@ -169,7 +170,7 @@ std::vector<Preset> build() {
       // ---- l2_normalize ------------------------------------------------------------------
       {"pytorch.F.normalize", Op::l2_normalize, "eps=1e-12,eps_placement=clamp_norm", kOpmath,
        "x / max(||x||_2, eps) in the input dtype's opmath, one rounding",
-       "torch/nn/functional.py normalize (p=2.0, dim=1, eps=1e-12): input / norm.clamp_min(eps)", kSource, "",
+       "torch/nn/functional.py normalize (p=2.0, dim=1, eps=1e-12): input / norm.clamp_min(eps)", kRunTorch, "",
        "dim=1 by default: set axes in the case"},
       {"tf.math.l2_normalize", Op::l2_normalize, "eps=1e-12,eps_placement=clamp_var", "the input dtype",
        "x * rsqrt(max(sum(x^2), epsilon)) in the input dtype",
@@ -179,7 +180,7 @@ std::vector<Preset> build() {
       {"onnx.LpNormalization", Op::l2_normalize, "eps=0,eps_placement=clamp_norm", "not specified", "not specified",
        "https://onnx.ai/onnx/operators/onnx__LpNormalization.html (opset 22): p=2, axis=-1; no epsilon at all (a zero row is "
        "0/0)",
-       kDocs, "", ""},
+       kRunOrt, "", ""},
       {"ggml.L2_NORM", Op::l2_normalize, "eps=1e-6,eps_placement=clamp_norm", "CPU: the sum of squares in double (ggml_float)",
        "x * (1 / max(sqrt(sum), eps)) in f32",
        "ggml/src/ggml-cpu/ops.cpp ggml_compute_forward_l2_norm_f32: scale = 1.0f/fmaxf(sqrtf(sum), eps); eps has no default "

@@ -30,11 +30,12 @@ fi
 have_torch=0
 python3 -c "import torch" 2>/dev/null && have_torch=1
 
-# check LAYER OP DTYPE
+# check LAYER OP DTYPE [PROBE ARGS...]
 check() {
   local layer=$1 op=$2 dt=$3 be="cmd:python3 tools/adapters/framework_layer.py $1"
+  shift 3
   local preset=${layer#emulated.}  # an emulation is judged against the preset it emulates
-  if ! "$NC" probe --backend "$be" --op "$op" --dtype "$dt" >"$tmp/out" 2>"$tmp/err"; then
+  if ! "$NC" probe --backend "$be" --op "$op" --dtype "$dt" "$@" >"$tmp/out" 2>"$tmp/err"; then
     echo "FAIL: probe $layer ($dt): exit $?"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
   fi
   local line
@@ -74,6 +75,37 @@ TOML
     echo "ok   run $layer ($dt): $(grep -E 'case runs|passed' "$tmp/out" | tail -1)"
   else
     echo "FAIL: $layer ($dt) fails cases under its own preset"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+
+# check_case LAYER OP SHAPE_X C AFFINE [EXTRA]: a run of one layer on normal data under its
+# preset (no probe for these families yet): y must pass the gate. C: the parameters' length;
+# AFFINE: none | gamma_beta; EXTRA: more [defaults] keys (num_groups, axes).
+check_case() {
+  local layer=$1 op=$2 xs=$3 c=$4 affine=$5 extra=${6:-} be="cmd:python3 tools/adapters/framework_layer.py $1"
+  local params=""
+  [ "$affine" = gamma_beta ] && params="inputs.gamma = { generator = \"normal\", seed = 4, shape = [$c], mean = 1.0, std = 0.25 }
+inputs.beta = { generator = \"normal\", seed = 5, shape = [$c], std = 0.5 }"
+  cat >"$tmp/fam.toml" <<TOML
+[defaults]
+op = "$op"
+dtype = "f32"
+convention = { preset = "$layer"$extra }
+
+[[case]]
+name = "normal"
+inputs.x = { generator = "normal", seed = 3, shape = $xs, mean = 0.5, std = 2.0 }
+$params
+
+[[case]]
+name = "small_spread"
+inputs.x = { generator = "normal", seed = 9, shape = $xs, std = 1e-3 }
+$params
+TOML
+  if "$NC" run "$tmp/fam.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"; then
+    echo "ok   run $layer: $(grep -E 'case runs' "$tmp/out" | tail -1)"
+  else
+    echo "FAIL: $layer fails cases under its own preset"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
   fi
 }
 
@@ -122,6 +154,11 @@ check onnx.LayerNormalization layer_norm f32
 check onnx.RMSNormalization rms_norm f32
 check emulated.keras.LayerNormalization layer_norm f32
 check_bn keras.BatchNormalization
+check_case keras.GroupNormalization group_norm "[2, 64, 3, 3]" 64 gamma_beta ", num_groups = 32"
+check_case flax.GroupNorm group_norm "[2, 64, 3, 3]" 64 gamma_beta ", num_groups = 32"
+check_case onnx.GroupNormalization group_norm "[2, 12, 5]" 12 gamma_beta ", num_groups = 3"
+check_case onnx.InstanceNormalization instance_norm "[2, 3, 4, 4]" 3 gamma_beta
+check_case onnx.LpNormalization l2_normalize "[4, 16]" 0 none
 check_bn flax.BatchNorm
 # The run part can fail: Keras's layer under PyTorch's convention (eps, momentum, estimator).
 check_bn keras.BatchNormalization pytorch.BatchNorm2d 1
@@ -134,6 +171,9 @@ if [ "$have_torch" = 1 ]; then
   # eps=None is the opmath epsilon 2^-23 for bf16 data too, not finfo(bfloat16).eps = 2^-7.
   check pytorch.RMSNorm rms_norm bf16
   check_bn pytorch.BatchNorm2d
+  check_case pytorch.GroupNorm group_norm "[2, 12, 5]" 12 gamma_beta ", num_groups = 3"
+  check_case pytorch.InstanceNorm2d instance_norm "[2, 3, 4, 4]" 3 none
+  check_case pytorch.F.normalize l2_normalize "[4, 16, 3]" 0 none ", axes = [1]"
   # The rounding order (normalized_dtype): LlamaRMSNorm's forward, transcribed in PyTorch, is
   # correctly rounded (<= 0.5 ULP) under hf.LlamaRMSNorm in bf16, and fails that gate under
   # the same convention with one rounding: the key separates the two orders.
@@ -182,6 +222,17 @@ TOML
   fi
 else
   echo "note: torch not installed: pytorch.LayerNorm, pytorch.RMSNorm and the PyTorch adapter were not run (pip install torch)"
+fi
+
+# The Hugging Face model norms, the transformers classes themselves (PyTorch), in bf16: Llama
+# and T5 round the normalized value to bf16 before the weight, Gemma multiplies by (1 + w) in
+# f32 and rounds once; probe must find each and name the preset.
+if [ "$have_torch" = 1 ] && python3 -c "import transformers" 2>/dev/null; then
+  check hf.LlamaRMSNorm rms_norm bf16
+  check hf.T5LayerNorm rms_norm bf16
+  check hf.GemmaRMSNorm rms_norm bf16 --affine one_plus_w
+else
+  echo "note: torch or transformers not installed: hf.LlamaRMSNorm, hf.T5LayerNorm, hf.GemmaRMSNorm were not run (pip install torch transformers)"
 fi
 
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi

@@ -27,6 +27,9 @@ Layers (the name is the preset's; each needs its framework, else the worker exit
   onnx.InstanceNormalization
   pytorch.F.normalize (p=2, dim=1, eps=1e-12),       one axis: the request's (F.normalize's dim=1 default is
   onnx.LpNormalization (p=2, axis=-1)                a shape choice; LpNormalization: the last axis only)
+  hf.LlamaRMSNorm, hf.T5LayerNorm, hf.GemmaRMSNorm    the transformers classes themselves (PyTorch), eps 1e-6,
+                                                     the weight in x's dtype (a half-precision model); Gemma's
+                                                     weight is w of y = (1 + w) n (affine one_plus_w)
   emulated.keras.LayerNormalization                  NumPy only: Keras's formula as written in
                                                      keras/src/ops/nn.py _layer_normalization (Keras 3.15),
                                                      in float32 with epsilon = 1e-3; for tests that run
@@ -62,6 +65,9 @@ LAYERS = {  # name -> (op, framework module the layer needs)
     "flax.BatchNorm": ("batch_norm", "flax"),
     "pytorch.BatchNorm2d": ("batch_norm", "torch"),
     "emulated.hf.LlamaRMSNorm": ("rms_norm", "torch"),
+    "hf.LlamaRMSNorm": ("rms_norm", "transformers"),
+    "hf.T5LayerNorm": ("rms_norm", "transformers"),
+    "hf.GemmaRMSNorm": ("rms_norm", "transformers"),
     "keras.GroupNormalization": ("group_norm", "keras"),
     "flax.GroupNorm": ("group_norm", "flax"),
     "pytorch.GroupNorm": ("group_norm", "torch"),
@@ -73,9 +79,14 @@ LAYERS = {  # name -> (op, framework module the layer needs)
 }
 
 
-def params(req, inputs, ns):
-    """gamma and beta of the request as float64 arrays of shape ns (ones, zeros when absent)."""
+def params(req, inputs, ns, one_plus_w=False):
+    """gamma and beta of the request as float64 arrays of shape ns (ones, zeros when absent).
+    one_plus_w: the layer computes (1 + w) n (Gemma): gamma is w (zeros when absent)."""
     aff = req["convention"]["affine"]
+    if one_plus_w:
+        if aff not in ("none", "one_plus_w"):
+            raise Skip(f"the layer computes (1 + w) n; affine {aff} is not that")
+        return (inputs["gamma"][0].astype(np.float64).reshape(ns) if "gamma" in inputs else np.zeros(ns)), np.zeros(ns)
     if aff not in ("none", "gamma", "gamma_beta"):
         raise Skip(f"the default layer has y = n * gamma + beta; affine {aff} is not that")
     g = inputs["gamma"][0].astype(np.float64).reshape(ns) if "gamma" in inputs else np.ones(ns)
@@ -254,6 +265,29 @@ def make_torch(name):
     return torch.__version__, run
 
 
+def make_hf(name):
+    import torch
+    import transformers
+    from transformers.models.gemma.modeling_gemma import GemmaRMSNorm
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    from transformers.models.t5.modeling_t5 import T5LayerNorm
+    cls = {"hf.LlamaRMSNorm": LlamaRMSNorm, "hf.T5LayerNorm": T5LayerNorm, "hf.GemmaRMSNorm": GemmaRMSNorm}[name]
+    tt = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+    def run(req, x, dt, ns, g, b):
+        if len(ns) != 1:
+            raise Skip(f"{name} normalizes the last axis only")
+        if np.any(b != 0):
+            raise Skip(f"{name} has no bias")
+        t = tt[dt]
+        m = cls(ns[0]).to(t)  # eps: the class's default, 1e-6
+        with torch.no_grad():
+            m.weight.copy_(torch.from_numpy(g).to(t))
+            y = m(torch.from_numpy(x).to(t))
+        return y.to(torch.float64).numpy()
+    return f"{transformers.__version__}, torch {torch.__version__}", run
+
+
 def make_onnx(name):
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -334,7 +368,7 @@ def main():
         sys.exit(2)
     name = sys.argv[1]
     op, module = LAYERS[name]
-    make = {"keras": make_keras, "flax": make_flax, "torch": make_torch, "onnxruntime": make_onnx,
+    make = {"keras": make_keras, "flax": make_flax, "torch": make_torch, "onnxruntime": make_onnx, "transformers": make_hf,
             "numpy": make_emulated_keras}[module]
     try:
         version, run = make(name)
@@ -375,7 +409,7 @@ def main():
         ns = tuple(req["convention"]["normalized_shape"])
         if tuple(x.shape[x.ndim - len(ns):]) != ns:
             raise Skip(f"{name}: normalized_shape {list(ns)} is not x's trailing shape")
-        g, b = params(req, inputs, ns)
+        g, b = params(req, inputs, ns, one_plus_w=name == "hf.GemmaRMSNorm")
         y = run(req, x.astype(np.float64), dt, ns, g, b)
         return {"y": (round_to(y, dt), dt)}
 
