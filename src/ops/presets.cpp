@@ -29,6 +29,7 @@ constexpr std::string_view kRunKeras = "read from source; run: tests/cli/presets
 constexpr std::string_view kRunFlax = "read from source; run: tests/cli/presets_frameworks_test.sh (Flax 0.12.8)";
 constexpr std::string_view kRunOrt = "read from documentation; run: tests/cli/presets_frameworks_test.sh (ONNX Runtime 1.32.0)";
 constexpr std::string_view kRunHf = "read from source; run: tests/cli/presets_frameworks_test.sh (the transformers 5.24.0 class on PyTorch 2.15.0, where both are installed)";
+constexpr std::string_view kRunTf = "read from source; run: tests/cli/presets_frameworks_test.sh (TensorFlow 2.21.0 CPU, where installed)";
 constexpr std::string_view kRunTorch = "read from source; run: tests/cli/presets_frameworks_test.sh (PyTorch 2.15.0, where torch is installed)";
 
 // The shared texts of several entries.
@@ -174,9 +175,9 @@ std::vector<Preset> build() {
        "dim=1 by default: set axes in the case"},
       {"tf.math.l2_normalize", Op::l2_normalize, "eps=1e-12,eps_placement=clamp_var", "the input dtype",
        "x * rsqrt(max(sum(x^2), epsilon)) in the input dtype",
-       "tensorflow/python/ops/nn_impl.py l2_normalize (epsilon=1e-12): the clamp is on the SQUARED norm, so it differs from "
+       "tensorflow/python/ops/nn_impl.py l2_normalize (epsilon=1e-12; TensorFlow 2.21): the clamp is on the SQUARED norm, so it differs from "
        "torch's F.normalize below ||x|| = 1e-6",
-       kSource, "", ""},
+       kRunTf, "", ""},
       {"onnx.LpNormalization", Op::l2_normalize, "eps=0,eps_placement=clamp_norm", "not specified", "not specified",
        "https://onnx.ai/onnx/operators/onnx__LpNormalization.html (opset 22): p=2, axis=-1; no epsilon at all (a zero row is "
        "0/0)",

@@ -81,8 +81,9 @@ TOML
 # check_case LAYER OP SHAPE_X C AFFINE [EXTRA]: a run of one layer on normal data under its
 # preset (no probe for these families yet): y must pass the gate. C: the parameters' length;
 # AFFINE: none | gamma_beta; EXTRA: more [defaults] keys (num_groups, axes).
-check_case() {
-  local layer=$1 op=$2 xs=$3 c=$4 affine=$5 extra=${6:-} be="cmd:python3 tools/adapters/framework_layer.py $1"
+check_case() {  # ... [PRESET EXPECTED_RC]: under another preset, the exit status expected
+  local layer=$1 op=$2 xs=$3 c=$4 affine=$5 extra=${6:-} preset=${7:-$1} want=${8:-0}
+  local be="cmd:python3 tools/adapters/framework_layer.py $1"
   local params=""
   [ "$affine" = gamma_beta ] && params="inputs.gamma = { generator = \"normal\", seed = 4, shape = [$c], mean = 1.0, std = 0.25 }
 inputs.beta = { generator = \"normal\", seed = 5, shape = [$c], std = 0.5 }"
@@ -90,7 +91,7 @@ inputs.beta = { generator = \"normal\", seed = 5, shape = [$c], std = 0.5 }"
 [defaults]
 op = "$op"
 dtype = "f32"
-convention = { preset = "$layer"$extra }
+convention = { preset = "$preset"$extra }
 
 [[case]]
 name = "normal"
@@ -101,11 +102,18 @@ $params
 name = "small_spread"
 inputs.x = { generator = "normal", seed = 9, shape = $xs, std = 1e-3 }
 $params
+
+[[case]]
+name = "tiny_eps_or_clamp_decides"
+inputs.x = { generator = "normal", seed = 10, shape = $xs, std = 1e-8 }
+$params
 TOML
-  if "$NC" run "$tmp/fam.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"; then
-    echo "ok   run $layer: $(grep -E 'case runs' "$tmp/out" | tail -1)"
+  "$NC" run "$tmp/fam.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" = "$want" ]; then
+    echo "ok   run $layer under $preset: exit $rc ($(grep -E 'case runs' "$tmp/out" | tail -1))"
   else
-    echo "FAIL: $layer fails cases under its own preset"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+    echo "FAIL: $layer under $preset: exit $rc, expected $want"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
   fi
 }
 
@@ -222,6 +230,16 @@ TOML
   fi
 else
   echo "note: torch not installed: pytorch.LayerNorm, pytorch.RMSNorm and the PyTorch adapter were not run (pip install torch)"
+fi
+
+# TensorFlow (optional, pip install tensorflow-cpu): l2_normalize clamps the SQUARED norm
+# (max(sum x^2, 1e-12)); under torch's F.normalize convention (max(||x||, 1e-12)) it fails
+# on rows whose norm is below 1e-6.
+if python3 -c "import tensorflow" 2>/dev/null; then
+  check_case tf.math.l2_normalize l2_normalize "[4, 16, 3]" 0 none ", axes = [1]"
+  check_case tf.math.l2_normalize l2_normalize "[4, 16, 3]" 0 none ", axes = [1]" pytorch.F.normalize 1
+else
+  echo "note: tensorflow not installed: tf.math.l2_normalize was not run (pip install tensorflow-cpu)"
 fi
 
 # The Hugging Face model norms, the transformers classes themselves (PyTorch), in bf16: Llama

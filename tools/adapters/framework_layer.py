@@ -30,6 +30,7 @@ Layers (the name is the preset's; each needs its framework, else the worker exit
   hf.LlamaRMSNorm, hf.T5LayerNorm, hf.GemmaRMSNorm    the transformers classes themselves (PyTorch), eps 1e-6,
                                                      the weight in x's dtype (a half-precision model); Gemma's
                                                      weight is w of y = (1 + w) n (affine one_plus_w)
+  tf.math.l2_normalize (epsilon=1e-12)               TensorFlow (CPU), the request's one axis
   emulated.keras.LayerNormalization                  NumPy only: Keras's formula as written in
                                                      keras/src/ops/nn.py _layer_normalization (Keras 3.15),
                                                      in float32 with epsilon = 1e-3; for tests that run
@@ -76,6 +77,7 @@ LAYERS = {  # name -> (op, framework module the layer needs)
     "onnx.InstanceNormalization": ("instance_norm", "onnxruntime"),
     "pytorch.F.normalize": ("l2_normalize", "torch"),
     "onnx.LpNormalization": ("l2_normalize", "onnxruntime"),
+    "tf.math.l2_normalize": ("l2_normalize", "tensorflow"),
 }
 
 
@@ -349,6 +351,22 @@ def make_onnx(name):
     return ort.__version__, run
 
 
+def make_tf(name):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+    tt = {"f64": tf.float64, "f32": tf.float32, "f16": tf.float16}
+
+    def run(req, x, dt, ns, g, b):
+        raise Skip(f"{name} is an l2_normalize")
+
+    def run_l2(x, dt, axis):
+        if dt not in tt:
+            raise Skip(f"TensorFlow path: {dt} not wired (f64, f32, f16)")
+        return tf.math.l2_normalize(tf.cast(tf.constant(x), tt[dt]), axis=axis).numpy().astype(np.float64)
+    run.l2 = run_l2
+    return tf.__version__, run
+
+
 def make_emulated_keras(name):
     def run(req, x, dt, ns, g, b):
         if dt != "f32":
@@ -368,7 +386,7 @@ def main():
         sys.exit(2)
     name = sys.argv[1]
     op, module = LAYERS[name]
-    make = {"keras": make_keras, "flax": make_flax, "torch": make_torch, "onnxruntime": make_onnx, "transformers": make_hf,
+    make = {"keras": make_keras, "flax": make_flax, "torch": make_torch, "onnxruntime": make_onnx, "transformers": make_hf, "tensorflow": make_tf,
             "numpy": make_emulated_keras}[module]
     try:
         version, run = make(name)
