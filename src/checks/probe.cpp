@@ -138,7 +138,24 @@ std::vector<PresetMatch> match_presets(const ProbeResult& r) {
   return out;
 }
 
-std::string format_preset_matches(const std::vector<PresetMatch>& ms) {
+std::vector<std::string> unmatched_properties(const ProbeResult& r) {
+  std::vector<std::string> v;
+  auto undetermined = [&](const std::string& key) {
+    const Finding* f = r.find(key);
+    return !f || f->certainty == Certainty::undetermined;
+  };
+  if (undetermined("centering")) v.push_back("centering");
+  if (!std::isfinite(r.eps_hi)) v.push_back("eps");
+  if (undetermined("eps_placement")) v.push_back("eps_placement");
+  if (centers(r.inferred_op) && undetermined("variance")) v.push_back("variance");
+  if (undetermined(fmt::format("affine[{}]", to_string(r.options.nominal.affine)))) v.push_back("affine");
+  if (!r.rounding_order_known)
+    v.push_back(r.find("rounding_order") ? "rounding order" : fmt::format("rounding order (probed in f16/bf16 only, not {})",
+                                                                         dtype_name(r.options.dtype)));
+  return v;
+}
+
+std::string format_preset_matches(const std::vector<PresetMatch>& ms, const std::vector<std::string>& not_compared) {
   std::vector<std::string> match;
   std::string differs;
   for (const auto& m : ms) {
@@ -152,7 +169,9 @@ std::string format_preset_matches(const std::vector<PresetMatch>& ms) {
   std::string s = "framework presets (normcheck presets), compared on what the probe determined (centering, eps, "
                   "eps_placement, variance, affine, rounding order):\n";
   s += match.empty() ? std::string("  matches:      none\n") : fmt::format("  matches:      {}\n", fmt::join(match, ", "));
-  return s + differs;
+  s += differs;
+  if (!not_compared.empty()) s += fmt::format("  not compared: {} (not determined: a match says nothing about these)\n", fmt::join(not_compared, ", "));
+  return s;
 }
 
 std::string format_probe_table(const ProbeResult& r) {
@@ -177,7 +196,7 @@ std::string format_probe_table(const ProbeResult& r) {
   }
   const auto dev = r.deviations();
   s += fmt::format("\n{} deviation{} from the nominal convention\n\n", dev.size(), dev.size() == 1 ? "" : "s");
-  s += format_preset_matches(match_presets(r));
+  s += format_preset_matches(match_presets(r), unmatched_properties(r));
   if (std::isfinite(r.eps_hi) && r.options.nominal.eps >= r.eps_lo && r.options.nominal.eps <= r.eps_hi)
     s += fmt::format("  (the eps found is the eps sent, {:g}: a backend that takes eps from its caller shows whatever it is "
                      "sent; --eps sends another)\n", r.options.nominal.eps);
@@ -229,6 +248,7 @@ std::string format_probe_json(const ProbeResult& r) {
     if (m.differences.empty()) pj["matches"].push_back(m.name);
     else pj["differs"].push_back({{"name", m.name}, {"differences", m.differences}});
   }
+  pj["not_compared"] = unmatched_properties(r);
   j["presets"] = pj;
   j["card"] = convention_card(r);
   return j.dump(2) + "\n";

@@ -118,9 +118,13 @@ struct PresetMatch {
 /// determined), the rounding order (normalized_dtype, when the probe found it: f16/bf16). Undetermined properties are not compared, so a match is a match on what was
 /// seen. Matches first, then the others by number of differences, each in catalog order.
 std::vector<PresetMatch> match_presets(const ProbeResult& r);
+/// The properties match_presets compares that this probe left undetermined (or did not probe:
+/// the rounding order outside f16/bf16), so a match says nothing about them.
+std::vector<std::string> unmatched_properties(const ProbeResult& r);
 /// "matches: pytorch.LayerNorm, onnx.LayerNormalization; differs from keras.LayerNormalization
-/// in eps 0.001 (found 1e-05), ..." ("matches no preset; nearest: ..." when none matches).
-std::string format_preset_matches(const std::vector<PresetMatch>& m);
+/// in eps 0.001 (found 1e-05), ..." ("matches: none" when none matches), then the properties
+/// `not_compared` names as not compared.
+std::string format_preset_matches(const std::vector<PresetMatch>& m, const std::vector<std::string>& not_compared = {});
 
 /// One line per (backend, op): the deviations found (or "conforms" with the main values).
 /// `results` in any order; used by `normcheck probe --all-mutants`.

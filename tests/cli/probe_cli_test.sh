@@ -96,6 +96,7 @@ expect_out "^  matches: +.*pytorch\.LayerNorm" "probe cpu matches pytorch.LayerN
 expect_out "^  matches: +.*onnx\.LayerNormalization" "probe cpu matches onnx.LayerNormalization"
 expect_out "keras\.LayerNormalization in eps 0\.001 \(found 1e-05\)" "probe cpu differs from Keras in eps"
 expect_out "the eps found is the eps sent" "probe: the eps-sent caveat"
+expect_out "^  not compared: rounding order \(probed in f16/bf16 only, not f32\)" "probe: what a match does not cover is said"
 expect_rc 0 "probe wrong_eps: presets" -- "$NC" probe --backend mutant:wrong_eps
 if grep -qE "^  matches: .*pytorch\.LayerNorm" "$tmp/out"; then echo "FAIL: mutant:wrong_eps matched pytorch.LayerNorm"; fails=$((fails + 1)); fi
 expect_out "pytorch\.LayerNorm in eps 1e-05" "probe wrong_eps: the difference named"
