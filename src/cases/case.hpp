@@ -72,6 +72,7 @@ struct Case {
   int line = 0;
   std::string name;
   std::string layer;     ///< report group; default "<op>"
+  std::string preset;    ///< the framework preset the convention started from (ops/presets.hpp); empty: none
   std::string note;
   Problem problem;
   std::string seeds;     ///< "x: normal(seed=7)" etc., printed with failures

@@ -623,6 +623,11 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   };
   const toml::table* conv_lo_t = conv_table(conv_lo, "defaults.convention");
   const toml::table* conv_hi_t = conv_table(conv_hi, f + ".convention");
+  // A case naming its own preset drops the keys of a [defaults] preset: they were overrides of
+  // that other preset (keys of a [defaults].convention without a preset still apply to all).
+  const bool case_preset = (conv_hi && conv_hi->as_string()) || (conv_hi_t && conv_hi_t->get("preset"));
+  const bool defaults_preset = (conv_lo && conv_lo->as_string()) || (conv_lo_t && conv_lo_t->get("preset"));
+  if (case_preset && defaults_preset) conv_lo_t = nullptr;
   std::optional<Layered> conv_t;
   if (conv_lo_t || conv_hi_t) conv_t = Layered{conv_lo_t, conv_hi_t, conv_hi ? conv_hi : conv_lo};
   const toml::node* pn = nullptr;
@@ -642,6 +647,9 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     } catch (const std::exception& e) {
       c.fail(pn, fld, e.what());
     }
+    cs.preset = name;
+  } else if (base) {
+    cs.preset = base->preset;
   }
   if (conv_t) {
     auto items = conv_t->items();

@@ -40,7 +40,8 @@ LabeledConvention parse_convention_spec(const std::string& spec, Op op, DType dt
     const KeyValueSource src(keys, fmt::format("'{}'", spec));
     for (const std::string& k : src.keys())
       if (k != "eps" && k != "eps_placement" && k != "variance")
-        throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement, variance)", k, spec));
+        throw std::invalid_argument(fmt::format("unknown key '{}' in '{}' (keys: eps, placement or eps_placement, variance; "
+                                                "compare-eps compares eps conventions only)", k, spec));
     if (!preset && !src.has("eps")) throw std::invalid_argument(fmt::format("'{}' needs eps=VALUE or a preset name", spec));
     try {
       read_convention(src, op, lc.conv);
@@ -50,6 +51,9 @@ LabeledConvention parse_convention_spec(const std::string& spec, Op op, DType dt
   } else if (!preset) {
     throw std::invalid_argument("an empty --conv: give eps=VALUE[,placement=...] or a preset name (normcheck presets)");
   }
+  // The sweep compares eps conventions: a preset's rounding order (normalized_dtype) would add
+  // its own rounding of n to the gains, so every convention is compared rounded once.
+  lc.conv.normalized_dtype.reset();
   if (!(lc.conv.eps <= 1e10))
     throw std::invalid_argument(fmt::format("eps {} in '{}' is not in [0, 1e10] (the sweep covers variances 1e-14..1e4)", lc.conv.eps, spec));
   return lc;

@@ -25,7 +25,8 @@ struct LabeledConvention {
 /// Parses "eps=1e-5,placement=inside_sqrt[,variance=biased]" (keys: eps, placement or
 /// eps_placement, variance; any order; eps required), or a preset of `op` (ops/presets.hpp)
 /// optionally followed by those keys ("pytorch.LayerNorm,eps=1e-6"); `dtype` resolves a
-/// preset's dtype-dependent eps. Starts from default_convention(op). Throws
+/// preset's dtype-dependent eps. Starts from default_convention(op); a preset's rounding order
+/// (normalized_dtype) is dropped: the sweep compares eps conventions, each rounded once. Throws
 /// std::invalid_argument with a message naming the bad key, value or preset.
 LabeledConvention parse_convention_spec(const std::string& spec, Op op = Op::layer_norm, DType dtype = DType::f32);
 

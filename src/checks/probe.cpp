@@ -249,6 +249,8 @@ std::string format_probe_json(const ProbeResult& r) {
     else pj["differs"].push_back({{"name", m.name}, {"differences", m.differences}});
   }
   pj["not_compared"] = unmatched_properties(r);
+  // The eps found is the eps sent: a backend taking eps from its caller shows whatever it is sent.
+  pj["eps_is_the_eps_sent"] = std::isfinite(r.eps_hi) && r.options.nominal.eps >= r.eps_lo && r.options.nominal.eps <= r.eps_hi;
   j["presets"] = pj;
   j["card"] = convention_card(r);
   return j.dump(2) + "\n";

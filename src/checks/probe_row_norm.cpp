@@ -560,13 +560,16 @@ void probe_rounding_order(Ctx& c, bool model_ok) {
   const DType dt = c.dt();
   if (dt != DType::f16 && dt != DType::bf16) return;  // f32/f64 outputs: the two orders agree to ~1 ulp of f32 n
   const Affine a = c.res.inferred.affine;
+  const bool nominal_early = c.o.nominal.normalized_dtype.has_value();
+  const std::string expected =
+      nominal_early ? fmt::format("normalized value rounded to {} first", dtype_name(*c.o.nominal.normalized_dtype)) : "once";
   Evidence e;
   const std::int64_t R = 16, d = c.d();
   e.inputs = fmt::format("x [{}, {}] ~ N(0,1) seed {}; gamma_j in [0.5, 3) seed {}; affine {}", R, d, c.o.seed + 9,
                          c.o.seed + 10, to_string(a));
   if (a == Affine::none || !model_ok) {
     e.fit = a == Affine::none ? "no weight: both orders give round(n)" : "no convention inferred to compute the two references";
-    c.res.findings.push_back(finding("rounding_order", "undetermined", "once", Certainty::undetermined, false, e));
+    c.res.findings.push_back(finding("rounding_order", "undetermined", expected, Certainty::undetermined, false, e));
     return;
   }
   const auto x = stored(dt, generate_normal(R * d, 0, 1, c.o.seed + 9));
@@ -614,9 +617,7 @@ void probe_rounding_order(Ctx& c, bool model_ok) {
   }
   e.fit = fmt::format("matches where they differ: one rounding {:.0f}%, rounded before the weight {:.0f}%", 100 * f_once,
                       100 * f_early);
-  const bool nominal_early = c.o.nominal.normalized_dtype.has_value();
-  c.res.findings.push_back(finding("rounding_order", value, nominal_early ? "normalized value rounded first" : "once",
-                                   cert, is_early != nominal_early, e));
+  c.res.findings.push_back(finding("rounding_order", value, expected, cert, is_early != nominal_early, e));
 }
 
 /// The inferred convention as a Problem for the exact reference on rows [R, m].

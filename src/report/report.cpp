@@ -54,7 +54,9 @@ Report make_report(const std::vector<CaseResult>& results, RunInfo info) {
     c.repro = x.repro;
     c.seconds = x.seconds;
     c.dims = problem_dims(x.cs->problem);
-    c.convention = convention_json(x.cs->problem.conv, x.cs->problem.op).dump();
+    auto conv = convention_json(x.cs->problem.conv, x.cs->problem.op);
+    if (!x.cs->preset.empty()) conv["preset"] = x.cs->preset;  // where the values started from
+    c.convention = conv.dump();
     r.cases.push_back(std::move(c));
   }
   return r;

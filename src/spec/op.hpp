@@ -123,7 +123,8 @@ struct Convention {
   // batch_norm: PyTorch's num_batches_tracked counter before the case's first batch
   // (only the cumulative average reads it); incremented once per training batch.
   std::int64_t num_batches_tracked = 0;
-  // layer_norm, rms_norm (forward): the dtype the normalized value n = (x - mu) / D is
+  // layer_norm, rms_norm (forward; the backward does not read it: the cast's derivative is 1,
+  // as autograd takes it): the dtype the normalized value n = (x - mu) / D is
   // rounded to before the affine (Hugging Face LlamaRMSNorm: the input dtype, then
   // weight * n; ONNX LayerNormalization: X's type, then * Scale + B), so y = round(g round(n)
   // + b). nullopt (the default): one rounding, of y. "The order in which intermediates are

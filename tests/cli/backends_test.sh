@@ -28,11 +28,15 @@ w=cases/layer_norm/worked_examples.toml   # 12 cases; the faults trigger on ln_1
 
 # ---- C-ABI plugins -------------------------------------------------------------------
 ex="plugin:$plugins/libnc_example_plugin.so"
-# The plugin ABI is forward only: the backward.toml files would be SKIPPED ("forward only").
-fwd=$(ls cases/layer_norm/*.toml cases/rms_norm/*.toml | grep -v /backward.toml)
+# The plugin ABI is forward only: the backward.toml files would be SKIPPED ("forward only"),
+# and ABI 1 has no normalized_dtype: rounding_order.toml's rounded-first case is SKIPPED (below).
+fwd=$(ls cases/layer_norm/*.toml cases/rms_norm/*.toml | grep -v -e /backward.toml -e /rounding_order.toml)
 expect "example plugin: bundled layer_norm and rms_norm cases pass" 0 "$nc" run $fwd cases/onnx --backend "$ex" --filter layer_norm --filter rms_norm
 contains "example plugin: every layer" "$tmp/out" "^rms_norm/random +rms_norm +$ex +bf16 +14 .* PASS$"
 contains "example plugin: no skips" "$tmp/out" " 0 skipped, 0 mistrusted, 0 errors$"
+expect "example plugin: a rounding order ABI 1 cannot carry is SKIPPED, never run rounded once" 0 "$nc" run cases/rms_norm/rounding_order.toml --backend "$ex"
+contains "example plugin: the rounding-order skip" "$tmp/out" "plugin ABI 1 has no normalized_dtype"
+contains "example plugin: the one-rounding case runs" "$tmp/out" "2 case runs: 1 passed, 0 failed, 1 skipped"
 
 fault() {  # fault NAME: run the worked examples on libnc_fault_NAME.so
   # The segfault plugin must kill its worker by SIGSEGV; in tools/sanitize.sh's build

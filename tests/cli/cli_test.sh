@@ -198,6 +198,30 @@ expect "[defaults] preset: each case's resolved eps" 0 python3 -c "
 import json; j = json.load(open('$tmp/defpreset.json'))
 eps = {k['case']: k['convention']['eps'] for k in j['cases']}
 assert eps == {'keras_default': 1e-3, 'keras_eps_override': 1e-5}, eps"
+# A case naming its own preset drops the [defaults] preset's overrides; the report names the preset.
+cat >"$tmp/twopresets.toml" <<'TOML'
+[defaults]
+op = "layer_norm"
+dtype = "f32"
+convention = { preset = "keras.LayerNormalization", eps = 0.25 }
+inputs.gamma = { values = [1.0, 1.0, 1.0, 1.0] }
+inputs.beta = { values = [0.0, 0.0, 0.0, 0.0] }
+
+[[case]]
+name = "torch_named"
+convention = "pytorch.LayerNorm"
+inputs.x = { values = [1e-3, -2e-3, 3e-3, 0.0] }
+
+[[case]]
+name = "keras_default"
+inputs.x = { values = [1e-3, -2e-3, 3e-3, 0.0] }
+TOML
+expect "two presets: runs" 0 "$nc" run "$tmp/twopresets.toml" --format json --output "$tmp/twopresets.json"
+expect "two presets: the case's preset without the other's overrides" 0 python3 -c "
+import json; j = json.load(open('$tmp/twopresets.json'))
+c = {k['case']: k['convention'] for k in j['cases']}
+assert (c['torch_named']['eps'], c['torch_named']['preset']) == (1e-5, 'pytorch.LayerNorm'), c
+assert (c['keras_default']['eps'], c['keras_default']['preset']) == (0.25, 'keras.LayerNormalization'), c"
 printf '[defaults]\nop = "layer_norm"\ndtype = "f32"\nconvention = 3\n[[case]]\nname = "a"\ninputs.x = { values = [1.0, 2.0] }\n' >"$tmp/badconv.toml"
 expect "[defaults] convention of the wrong type: exit 2" 2 "$nc" run "$tmp/badconv.toml"
 contains "[defaults] convention: line and field" "$tmp/err" "badconv.toml:4: defaults.convention: expected a table or a preset name"

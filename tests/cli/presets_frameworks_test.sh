@@ -162,6 +162,19 @@ check onnx.LayerNormalization layer_norm f32
 check onnx.RMSNormalization rms_norm f32
 check emulated.keras.LayerNormalization layer_norm f32
 check_bn keras.BatchNormalization
+# A finding about ONNX Runtime, not a preset to loosen: the ONNX specification casts Normalized
+# to X's type before Scale and B (the presets say so), ONNX Runtime 1.32 rounds once. In f16
+# the probe must see that order and name the difference.
+for L in onnx.LayerNormalization onnx.RMSNormalization; do
+  op=layer_norm; [ "$L" = onnx.RMSNormalization ] && op=rms_norm
+  if "$NC" probe --backend "cmd:python3 tools/adapters/framework_layer.py $L" --op $op --dtype f16 >"$tmp/out" 2>"$tmp/err" &&
+     grep -qE "^  (ok|!!) rounding_order +certain +once, at the output" "$tmp/out" &&
+     grep -qE "${L//./\\.} in .*rounding order: normalized value rounded to f16 first \(found one rounding\)" "$tmp/out"; then
+    echo "ok   finding: ONNX Runtime's $L rounds once in f16 (the specification casts Normalized first)"
+  else
+    echo "FAIL: the rounding order of ONNX Runtime's $L in f16 is not the recorded finding"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+done
 check_case keras.GroupNormalization group_norm "[2, 64, 3, 3]" 64 gamma_beta ", num_groups = 32"
 check_case flax.GroupNorm group_norm "[2, 64, 3, 3]" 64 gamma_beta ", num_groups = 32"
 check_case onnx.GroupNormalization group_norm "[2, 12, 5]" 12 gamma_beta ", num_groups = 3"

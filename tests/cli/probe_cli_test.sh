@@ -117,6 +117,20 @@ expect_out "hf\.LlamaRMSNorm in .*rounding order: normalized value rounded to bf
 printf '[case.convention]\neps = 1e-05\naffine = "gamma"\nnormalized_dtype = "bf16"\n' >"$tmp/card_bf16.toml"
 expect_rc 0 "probe --expect normalized_dtype: cpu follows what it is sent" -- "$NC" probe --backend cpu --op rms_norm --dtype bf16 --expect "$tmp/card_bf16.toml"
 expect_out "^  ok rounding_order +certain +normalized value rounded to bf16" "probe: cpu sent normalized_dtype rounds first"
+printf '[case.convention]\neps = 1e-05\naffine = "gamma"\nnormalized_dtype = "none"\n' >"$tmp/card_none.toml"
+expect_rc 1 "probe --expect normalized_dtype in f32: not probed is no confirmation" -- "$NC" probe --backend cpu --op rms_norm --expect "$tmp/card_none.toml"
+expect_err "rounding_order was not probed" "probe --expect: the unprobed key is named"
+expect_rc 2 "probe --expect normalized_dtype of another dtype" -- "$NC" probe --backend cpu --op rms_norm --dtype f16 --expect "$tmp/card_bf16.toml"
+expect_err "is not the probe's --dtype" "probe --expect: dtype mismatch named"
+# --all-mutants probes each op's own forward mutants (family mutants have no kernel for it).
+expect_rc 0 "probe --all-mutants" -- "$NC" probe --all-mutants
+expect_out "^cpu +layer_norm +conforms" "probe --all-mutants: cpu conforms"
+expect_out "^mutant:eps_missing +rms_norm +eps = 0" "probe --all-mutants: a mutant named"
+expect_rc 0 "compare-eps f16 with the default means" -- "$NC" compare-eps --dtype f16
+expect_out "^mean = 10000 " "compare-eps f16: mean 1e4 is a row f16 holds"
+expect_rc 2 "compare-eps quantized dtype" -- "$NC" compare-eps --dtype int8
+expect_err "unknown dtype 'int8'" "compare-eps --dtype int8 named"
+expect_rc 2 "presets --op empty" -- "$NC" presets --op ""
 # A worker that computes Keras's LayerNormalization (NumPy, epsilon 1e-3 whatever it is sent)
 # is named as Keras.
 if python3 -c "import numpy" 2>/dev/null; then

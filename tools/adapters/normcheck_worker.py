@@ -16,7 +16,12 @@ answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
          | {"id": 7, "skip": "reason"}      (the convention cannot be expressed: SKIPPED)
          | {"id": 7, "error": "message"}    (the framework failed: ERROR)
 
-Every request carries the op's convention fields (momentum "none" is null); batch_norm
+Every request carries the op's convention fields (momentum "none" is null), new ones included:
+layer_norm/rms_norm's "normalized_dtype" (null, or the dtype the normalized value is rounded to
+before the affine) and batch_norm's "running_variance" ("unbiased" | "biased"). An adapter
+must answer {"skip": ...} for a value its framework does not implement, and check every key
+it maps: one that ignores a key runs the case under another convention (and the default
+gate admits a rounding order one ULP off). batch_norm
 with running stats asks for "running_mean" and "running_var" outputs beside "y".
 Each output names its own dtype: h (fused_add_*) has the residual's, a quantized y
 (rms_norm_quant, layer_norm_quant) out_dtype fp8_e4m3fn, fp8_e5m2 or int8, their scale f32.

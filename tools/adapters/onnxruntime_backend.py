@@ -140,7 +140,10 @@ def _common(req, inputs, op_name):
     if c.get("variance", "biased") != "biased":
         raise Skip(f"onnxruntime: {c['variance']} variance not expressible ({op_name} uses 1/m)")
     if c.get("normalized_dtype") not in (None, dt):
-        raise Skip(f"onnxruntime: {op_name} casts Normalized to X's type ({dt}), not to {c['normalized_dtype']}")
+        # The specification casts Normalized to X's type (normalized_dtype = x's dtype); ONNX
+        # Runtime 1.32's CPU kernels round once (normalized_dtype none). Either is run, ONNX
+        # Runtime judged by it; a third dtype is no ONNX order.
+        raise Skip(f"onnxruntime: {op_name} rounds Normalized to X's type ({dt}) or not at all, not to {c['normalized_dtype']}")
     return c, dt
 
 

@@ -159,6 +159,9 @@ Outputs run(Fault f, const Problem& p) {
       const L xv = x.get(off + j);
       L n = j >= tail_from ? xv : (xv - mu) / D;
       if (!finite) n = NAN;
+      // The convention's rounding order, as a correct kernel follows it: a mutant is killed by its
+      // fault, never by rounding once where the case rounds the normalized value first.
+      if (p.conv.normalized_dtype) n = round_to(*p.conv.normalized_dtype, n);
       const std::int64_t col = (off + j) % d;
       const std::int64_t gi = f == Fault::gamma_wrong_axis ? ((off + j) / d) % d : col;
       switch (p.conv.affine) {

@@ -30,8 +30,6 @@ const ConventionKey kNormalizedDtype{
 void validate(const Problem& p) {
   const Convention& c = p.conv;
   rules::trailing_dims(p);
-  if (c.normalized_dtype && c.direction == Direction::backward)
-    throw SpecError("convention.normalized_dtype", "normalized_dtype is a forward convention (the backward has no rounding order)");
   const Shape& ns = c.normalized_shape;
   const bool need_gamma = c.affine != Affine::none, need_beta = c.affine == Affine::gamma_beta;
   for (const char* name : {"gamma", "beta"}) {
