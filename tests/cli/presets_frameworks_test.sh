@@ -78,6 +78,17 @@ TOML
   fi
 }
 
+# expect_run FILE LAYER PRESET WANT BACKEND: normcheck run FILE on BACKEND must exit WANT.
+expect_run() {
+  "$NC" run "$1" --backend "$5" --strict --no-progress >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" = "$4" ]; then
+    echo "ok   run $2 under $3: exit $rc ($(grep -E 'case runs' "$tmp/out" | tail -1))"
+  else
+    echo "FAIL: $2 under $3: exit $rc, expected $4"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+
 # check_case LAYER OP SHAPE_X C AFFINE [EXTRA]: a run of one layer on normal data under its
 # preset (no probe for these families yet): y must pass the gate. C: the parameters' length;
 # AFFINE: none | gamma_beta; EXTRA: more [defaults] keys (num_groups, axes).
@@ -108,13 +119,7 @@ name = "tiny_eps_or_clamp_decides"
 inputs.x = { generator = "normal", seed = 10, shape = $xs, std = 1e-8 }
 $params
 TOML
-  "$NC" run "$tmp/fam.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" = "$want" ]; then
-    echo "ok   run $layer under $preset: exit $rc ($(grep -E 'case runs' "$tmp/out" | tail -1))"
-  else
-    echo "FAIL: $layer under $preset: exit $rc, expected $want"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
-  fi
+  expect_run "$tmp/fam.toml" "$layer" "$preset" "$want" "$be"
 }
 
 # check_bn LAYER [PRESET EXPECTED_RC]: one training call of a batch norm layer (no probe for
@@ -145,13 +150,7 @@ inputs.beta = { values = [0.0, 0.25, -1.0] }
 inputs.running_mean = { values = [0.0, 0.0, 0.0] }
 inputs.running_var = { values = [1.0, 1.0, 1.0] }
 TOML
-  "$NC" run "$tmp/bn.toml" --backend "$be" --strict --no-progress >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" = "$want" ]; then
-    echo "ok   run $layer under $preset: exit $rc ($(grep -E 'case runs' "$tmp/out" | tail -1))"
-  else
-    echo "FAIL: $layer under $preset: exit $rc, expected $want"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
-  fi
+  expect_run "$tmp/bn.toml" "$layer" "$preset" "$want" "$be"
 }
 
 check keras.LayerNormalization layer_norm f32

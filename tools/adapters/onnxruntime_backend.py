@@ -244,6 +244,14 @@ def instance_norm(req, inputs):
     return _channel_op(req, inputs, "InstanceNormalization", 6, {})
 
 
+def _bn_common(req, inputs):
+    """What every BatchNormalization graph needs: x's dtype, x, the affine, the channel shape
+    [C], the float32 epsilon, and the node's five input names."""
+    cc, dt = _common(req, inputs, "BatchNormalization")
+    x = _x(inputs, dt)
+    return dt, x, cc.get("affine", "none"), (x.shape[1],), _epsilon(cc, req["out_dtype"]), ["X", "Scale", "B", "mean", "var"]
+
+
 def batch_norm(req, inputs):
     c = req["convention"]
     training = bool(c.get("training", True))
@@ -258,12 +266,7 @@ def batch_norm(req, inputs):
         # Batch statistics only (no running stats to report): BatchNormalization-15 still takes
         # input_mean/input_var (5 inputs); with training_mode = 1 they only feed the running
         # outputs, which are not requested, so zeros and ones stand in.
-        cc, dt = _common(req, inputs, "BatchNormalization")
-        x = _x(inputs, dt)
-        affine = cc.get("affine", "none")
-        cshape = (x.shape[1],)
-        eps = _epsilon(cc, req["out_dtype"])
-        names = ["X", "Scale", "B", "mean", "var"]
+        dt, x, affine, cshape, eps, names = _bn_common(req, inputs)
         node = helper.make_node("BatchNormalization", names, ["Y", "running_mean_out", "running_var_out"], epsilon=eps,
                                 training_mode=1)  # training mode must name all 3 outputs
         sess = _session(("bn_batch_stats", dt, x.shape, eps, affine), [node], names, ["Y"], dt, 15)
@@ -271,12 +274,7 @@ def batch_norm(req, inputs):
                  "mean": np.zeros(cshape, dtype=x.dtype), "var": np.ones(cshape, dtype=x.dtype)}
         return {"y": (_run(sess, feeds, dt)[0], dt)}
     # eval with running statistics: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta
-    cc, dt = _common(req, inputs, "BatchNormalization")
-    x = _x(inputs, dt)
-    affine = cc.get("affine", "none")
-    cshape = (x.shape[1],)
-    eps = _epsilon(cc, req["out_dtype"])
-    names = ["X", "Scale", "B", "mean", "var"]
+    dt, x, affine, cshape, eps, names = _bn_common(req, inputs)
     node = helper.make_node("BatchNormalization", names, ["Y"], epsilon=eps, training_mode=0)
     sess = _session(("bn_eval", dt, x.shape, eps, affine), [node], names, ["Y"], dt, 15)
     feeds = {"X": x, "Scale": _param(inputs, "gamma", dt, cshape, affine), "B": _param(inputs, "beta", dt, cshape, affine),
@@ -305,12 +303,7 @@ def _batch_norm_training(req, inputs, c):
     m32 = np.float32(1.0 - float(a))
     if float(m32) != 1.0 - float(a) or float(np.float32(1.0) - m32) != float(a):
         raise Skip(f"onnxruntime: momentum is a float32 attribute; 1 - {a!r} is not held exactly")
-    cc, dt = _common(req, inputs, "BatchNormalization")
-    x = _x(inputs, dt)
-    affine = cc.get("affine", "none")
-    cshape = (x.shape[1],)
-    eps = _epsilon(cc, req["out_dtype"])
-    names = ["X", "Scale", "B", "mean", "var"]
+    dt, x, affine, cshape, eps, names = _bn_common(req, inputs)
     outs = ["Y", "running_mean", "running_var"]
     node = helper.make_node("BatchNormalization", names, outs, epsilon=eps, momentum=float(m32), training_mode=1)
     sess = _session(("bn_train", dt, x.shape, eps, float(m32), affine), [node], names, outs, dt, 15)
