@@ -42,6 +42,15 @@ const Finding* ProbeResult::find(const std::string& property) const {
   return nullptr;
 }
 
+bool ProbeResult::determined(const std::string& property) const {
+  const Finding* f = find(property);
+  return f && f->certainty != Certainty::undetermined;
+}
+
+bool ProbeResult::eps_fits(double eps) const {
+  return std::isfinite(eps_hi) && ((eps >= eps_lo && eps <= eps_hi) || std::fabs(eps - inferred.eps) <= 1e-4 * eps);
+}
+
 std::vector<const Finding*> ProbeResult::deviations() const {
   std::vector<const Finding*> v;
   for (const auto& f : findings)
@@ -100,10 +109,6 @@ std::string convention_card(const ProbeResult& r) {
 }
 
 std::vector<PresetMatch> match_presets(const ProbeResult& r) {
-  auto determined = [&](const std::string& key) {
-    const Finding* f = r.find(key);
-    return f && f->certainty != Certainty::undetermined;
-  };
   const std::string affine_key = fmt::format("affine[{}]", to_string(r.options.nominal.affine));
   std::vector<PresetMatch> out;
   for (const Preset& p : presets()) {
@@ -111,19 +116,18 @@ std::vector<PresetMatch> match_presets(const ProbeResult& r) {
     Convention pc = default_convention(p.op);
     apply_preset(p, r.options.dtype, pc);
     PresetMatch m{std::string(p.name), {}};
-    if (determined("centering") && centers(p.op) != centers(r.inferred_op))
+    if (r.determined("centering") && centers(p.op) != centers(r.inferred_op))
       m.differences.push_back(centers(p.op) ? "centering (it subtracts the row mean, the backend does not)"
                                             : "centering (it does not subtract the row mean, the backend does)");
-    if (std::isfinite(r.eps_hi) && !(pc.eps >= r.eps_lo && pc.eps <= r.eps_hi) &&
-        !(std::fabs(pc.eps - r.inferred.eps) <= 1e-4 * pc.eps))
+    if (std::isfinite(r.eps_hi) && !r.eps_fits(pc.eps))
       m.differences.push_back(fmt::format("eps {:g} (found {:g})", pc.eps, r.inferred.eps));
     const bool eps_zero = std::isfinite(r.eps_lo) && r.eps_lo == 0;
-    if (determined("eps_placement") && !eps_zero && pc.eps_placement != r.inferred.eps_placement)
+    if (r.determined("eps_placement") && !eps_zero && pc.eps_placement != r.inferred.eps_placement)
       m.differences.push_back(fmt::format("eps_placement {} (found {})", to_string(pc.eps_placement),
                                           to_string(r.inferred.eps_placement)));
-    if (centers(p.op) && centers(r.inferred_op) && determined("variance") && pc.variance != r.inferred.variance)
+    if (centers(p.op) && centers(r.inferred_op) && r.determined("variance") && pc.variance != r.inferred.variance)
       m.differences.push_back(fmt::format("variance {} (found {})", to_string(pc.variance), to_string(r.inferred.variance)));
-    if (determined(affine_key) && pc.affine != r.inferred.affine)
+    if (r.determined(affine_key) && pc.affine != r.inferred.affine)
       m.differences.push_back(fmt::format("affine {} (found {})", to_string(pc.affine), to_string(r.inferred.affine)));
     if (r.rounding_order_known && pc.normalized_dtype != r.rounding_order) {
       auto order = [](const std::optional<DType>& d) {
@@ -140,15 +144,11 @@ std::vector<PresetMatch> match_presets(const ProbeResult& r) {
 
 std::vector<std::string> unmatched_properties(const ProbeResult& r) {
   std::vector<std::string> v;
-  auto undetermined = [&](const std::string& key) {
-    const Finding* f = r.find(key);
-    return !f || f->certainty == Certainty::undetermined;
-  };
-  if (undetermined("centering")) v.push_back("centering");
+  if (!r.determined("centering")) v.push_back("centering");
   if (!std::isfinite(r.eps_hi)) v.push_back("eps");
-  if (undetermined("eps_placement")) v.push_back("eps_placement");
-  if (centers(r.inferred_op) && undetermined("variance")) v.push_back("variance");
-  if (undetermined(fmt::format("affine[{}]", to_string(r.options.nominal.affine)))) v.push_back("affine");
+  if (!r.determined("eps_placement")) v.push_back("eps_placement");
+  if (centers(r.inferred_op) && !r.determined("variance")) v.push_back("variance");
+  if (!r.determined(fmt::format("affine[{}]", to_string(r.options.nominal.affine)))) v.push_back("affine");
   if (!r.rounding_order_known)
     v.push_back(r.find("rounding_order") ? "rounding order" : fmt::format("rounding order (probed in f16/bf16 only, not {})",
                                                                          dtype_name(r.options.dtype)));
@@ -197,7 +197,7 @@ std::string format_probe_table(const ProbeResult& r) {
   const auto dev = r.deviations();
   s += fmt::format("\n{} deviation{} from the nominal convention\n\n", dev.size(), dev.size() == 1 ? "" : "s");
   s += format_preset_matches(match_presets(r), unmatched_properties(r));
-  if (std::isfinite(r.eps_hi) && r.options.nominal.eps >= r.eps_lo && r.options.nominal.eps <= r.eps_hi)
+  if (r.eps_fits(r.options.nominal.eps))
     s += fmt::format("  (the eps found is the eps sent, {:g}: a backend that takes eps from its caller shows whatever it is "
                      "sent; --eps sends another)\n", r.options.nominal.eps);
   s += "\nconvention card (paste into a case file):\n\n";
@@ -250,7 +250,7 @@ std::string format_probe_json(const ProbeResult& r) {
   }
   pj["not_compared"] = unmatched_properties(r);
   // The eps found is the eps sent: a backend taking eps from its caller shows whatever it is sent.
-  pj["eps_is_the_eps_sent"] = std::isfinite(r.eps_hi) && r.options.nominal.eps >= r.eps_lo && r.options.nominal.eps <= r.eps_hi;
+  pj["eps_is_the_eps_sent"] = r.eps_fits(r.options.nominal.eps);
   j["presets"] = pj;
   j["card"] = convention_card(r);
   return j.dump(2) + "\n";

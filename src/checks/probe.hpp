@@ -85,6 +85,11 @@ struct ProbeResult {
 
   /// The finding with this property key, or nullptr.
   const Finding* find(const std::string& property) const;
+  /// Whether that finding exists and is not undetermined.
+  bool determined(const std::string& property) const;
+  /// Whether eps is what the eps sweep found: inside [eps_lo, eps_hi], or within 1e-4
+  /// relative of the fitted value; false when the eps finding is undetermined.
+  bool eps_fits(double eps) const;
   /// Findings that deviate from the nominal convention.
   std::vector<const Finding*> deviations() const;
 };
