@@ -1,5 +1,7 @@
 // Rounding to f64/f32/f16/bf16 and the 8-bit formats: ties to even, largest finite, overflow,
 // subnormals, NaN, saturation.
+#include <random>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -258,4 +260,27 @@ TEST_CASE("int8: quantization steps of 1, saturation, NaN stored as 0", "[dtype]
   CHECK(dtype_name(DType::fp8_e4m3fn) == "fp8_e4m3fn");
   CHECK(is_quantized(DType::int8));
   CHECK_FALSE(is_quantized(DType::bf16));
+}
+
+TEST_CASE("round_to: the fast path for doubles equals the general path", "[dtype]") {
+  // round_to(t, double) rounds with the hardware (x + c - c); the long double instantiation
+  // runs the general trunc-and-remainder path. Random doubles over the whole exponent range
+  // of each format, its midpoints, and the values around overflow and underflow.
+  std::mt19937_64 g(5);
+  std::uniform_real_distribution<double> u(0.5, 1.0);
+  std::int64_t n = 0;
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e5m2}) {
+    const FormatInfo& f = format_info(t);
+    for (int i = 0; i < 200000; ++i) {
+      const int e = f.min_exp - f.precision - 3 + static_cast<int>(g() % static_cast<std::uint64_t>(f.max_exp - f.min_exp + f.precision + 6));
+      double x = std::ldexp(u(g), e);
+      if (i % 3 == 1) x = std::ldexp(std::round(std::ldexp(x, f.precision + 1 - e)) , e - f.precision - 1);  // a midpoint or a value of t
+      if (i % 2) x = -x;
+      const double fast = round_to(t, x), general = round_to(t, static_cast<long double>(x));
+      const bool same = (std::isnan(fast) && std::isnan(general)) || (fast == general && std::signbit(fast) == std::signbit(general));
+      if (!same) FAIL_CHECK(fmt::format("{} {:a}: fast {:a} general {:a}", dtype_name(t), x, fast, general));
+      ++n;
+    }
+  }
+  CHECK(n == 1200000);
 }

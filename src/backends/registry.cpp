@@ -13,12 +13,13 @@ namespace normcheck {
 
 namespace {
 
-/// The multiprecision reference rounded once to the output dtype (<= 0.5 ULP).
+/// The exact reference rounded once to the output dtype (<= 0.5 ULP): the run's ground truth
+/// itself (evaluate_exact keeps it in the ValidProblem), so it is evaluated once per case.
 class ReferenceBackend final : public Backend {
  public:
   std::string name() const override { return "reference"; }
   std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
-  std::string description() const override { return "MPFR reference (>= 256 bits), rounded once to the output dtype"; }
+  std::string description() const override { return "exact reference (MPFR >= 256 bits; certified double-double where it decides), rounded once to the output dtype"; }
   std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
   bool supports_backward() const override { return true; }
   Outputs run(const ValidProblem& p, const Recorded&) override {

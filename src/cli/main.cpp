@@ -31,6 +31,7 @@
 #include "cli/probe_commands.hpp"
 #include "cli/zoo.hpp"
 #include "cli/fuzz_command.hpp"
+#include "ops/reference.hpp"
 
 #ifndef NORMCHECK_VERSION
 #define NORMCHECK_VERSION "0.0.0"
@@ -85,6 +86,7 @@ struct RunArgs {
   std::string dump_dir, program = "normcheck", shard, expect_failures, tier;
   OutputArgs out;
   bool list = false, strict = false, no_progress = false, coverage = false;
+  std::string reference_path = "auto";
   double timeout = 60, budget = 0, backend_cpu = 3600;
   int max_timeouts = 3;
   std::uint64_t backend_memory = nc::default_backend_memory();
@@ -104,6 +106,9 @@ int cmd_run(const RunArgs& a) {
                sel.shard_count > 1 ? fmt::format(", shard {}/{}", sel.shard_index, sel.shard_count) : "");
     return kOk;
   }
+  if (a.reference_path != "auto" && a.reference_path != "mpfr")
+    return usage_error(fmt::format("--reference-path: unknown '{}' (auto | mpfr)", a.reference_path));
+  nc::reference::set_fast_path(a.reference_path == "auto");
   nc::RunRequest req;
   req.select = {a.paths, a.filters, a.case_names, a.shard, a.tier};
   req.backends = a.backends;
@@ -120,6 +125,9 @@ int cmd_run(const RunArgs& a) {
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
   const nc::Report rep = nc::run(req);
   const int rc = emit(rep, a.out);
+  if (const auto fp = nc::reference::fast_path_counts(); fp.certified + fp.recomputed > 0 && !a.no_progress)
+    fmt::print(stderr, "reference: {} rows decided by the certified double-double path, {} recomputed in MPFR ({:.2g}%)\n",
+               fp.certified, fp.recomputed, 100.0 * static_cast<double>(fp.recomputed) / static_cast<double>(fp.certified + fp.recomputed));
   if (a.coverage) fmt::print("{}", nc::format_coverage(rep));
   return rc;
 }
@@ -184,9 +192,33 @@ int cmd_golden(std::vector<std::string> paths, bool update) {
   }
 }
 
+/// OpenMP threads that wait between parallel regions spin by default (libgomp spins ~300000
+/// iterations before sleeping), and a run of many small cases has thousands of regions: on the
+/// bundled suite the spinning was 31% of the CPU time. libgomp reads OMP_WAIT_POLICY once,
+/// before main, so when the user has not set it this process sets it to passive and executes
+/// itself again; the re-executed process then removes both variables, so that backends it
+/// starts (cmd: workers, which may be OpenMP programs) see the user's environment. Results do
+/// not depend on it (the threads' work is the same). If the re-execution fails, the run goes
+/// on with spinning threads.
+void wait_passively_between_parallel_regions(char** argv) {
+  constexpr const char* kMarker = "NORMCHECK_OMP_PASSIVE_SET";
+  if (std::getenv(kMarker)) {
+    unsetenv(kMarker);
+    unsetenv("OMP_WAIT_POLICY");
+    return;
+  }
+  if (std::getenv("OMP_WAIT_POLICY")) return;  // the user's choice
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  setenv(kMarker, "1", 1);
+  execv("/proc/self/exe", argv);
+  unsetenv(kMarker);  // execv failed: carry on as we are
+  unsetenv("OMP_WAIT_POLICY");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  wait_passively_between_parallel_regions(argv);
   // The worker process of plugin: backends is this executable (src/backends/plugin.cpp).
   if (argc >= 2 && std::string_view(argv[1]) == nc::kPluginHostCommand) return nc::plugin_host_main(argc, argv);
   CLI::App app{"normcheck: numerical verification and conformance suite for normalization layers"};
@@ -213,6 +245,7 @@ int main(int argc, char** argv) {
   add_outputs(run, ra.out);
   run->add_option("--dump-failures", ra.dump_dir, "write inputs, outputs and exact values of failing cases as .npy here");
   run->add_option("--expect-failures", ra.expect_failures, "TOML file of known (backend, case) failures: they do not fail the run (README \"Expected failures\")");
+  run->add_option("--reference-path", ra.reference_path, "auto (default): the certified double-double fast path of the reference where it decides, MPFR for the rest (identical results) | mpfr: MPFR for every row");
   run->add_flag("--list", ra.list, "list the selected cases and exit");
   run->add_option("--tier", ra.tier, "coverage matrix tier added to the cases: quick (the default with the bundled suite) | full (README \"Coverage matrix\"); also as a path: matrix:quick, matrix:full");
   run->add_option("--shard", ra.shard, "run shard K of N (K/N, K from 0; default GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS); join reports with normcheck merge");

@@ -26,10 +26,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -112,6 +114,31 @@ double round_to(DType t, const Real& x, Rounding mode) {
   }
   if (x == 0) return t != DType::int8 && (x < 0 || std::signbit(static_cast<double>(x))) ? -0.0 : 0.0;
   const FormatInfo& f = format_info(t);
+  if constexpr (std::is_same<Real, double>::value) {
+    // The hot case of the reference's fast path: a double, to nearest even, no int8. The
+    // hardware's own rounding (IEEE RNE) makes x + c a multiple of 2^q when c = 1.5 2^(q+52)
+    // (|x| < 2^(q+p+1) <= 2^(q+51) keeps x + c in c's binade, whose ULP is 2^q), and
+    // (x + c) - c is then exact. Same result as the general path below (dtype_test checks).
+    const double ax = std::fabs(x);
+    if (mode == Rounding::nearest_even && t == DType::f64) return x;
+    if (mode == Rounding::nearest_even && t != DType::int8 && ax >= 0x1p-900 && ax <= 0x1p900) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);  // (not std::bit_cast: nvcc compiles this header as C++17)
+      const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // x = m 2^e, |m| in [0.5, 1)
+      const int q = (e < f.min_exp ? f.min_exp : e) - f.precision;
+      const std::uint64_t cbits = static_cast<std::uint64_t>(q + 52 + 1023) << 52;
+      double c = 0;
+      std::memcpy(&c, &cbits, sizeof c);
+      c *= 1.5;
+      const double r = (x + c) - c;
+      if (std::fabs(r) > f.max_finite) {
+        if (t == DType::fp8_e4m3fn) return std::numeric_limits<double>::quiet_NaN();
+        return r > 0 ? HUGE_VAL : -HUGE_VAL;
+      }
+      if (r == 0.0) return x < 0 ? -0.0 : 0.0;
+      return r;
+    }
+  }
   int e = 0;
   (void)frexp(x, &e);  // x = m 2^e, |m| in [0.5,1)
   // Quantum exponent: ULP = 2^(q) with q = e - p for normals, fixed below min_exp.
@@ -125,7 +152,7 @@ double round_to(DType t, const Real& x, Rounding mode) {
   if (mode != Rounding::toward_zero) {
     const Real frac = scaled - n;  // exact: |scaled| < 2^(p+1), so the remainder fits
     const Real af = frac < 0 ? Real(-frac) : frac;
-    const bool odd = std::fmod(static_cast<double>(n), 2.0) != 0;  // n is an integer below 2^54: exact
+    const bool odd = static_cast<std::int64_t>(static_cast<double>(n)) % 2 != 0;  // n is an integer below 2^54: exact
     if (af > Real(0.5) || (af == Real(0.5) && (mode == Rounding::nearest_away || odd))) n += frac < 0 ? -1 : 1;
   }
   double r = std::ldexp(static_cast<double>(n), q);  // n has <= p+1 bits: exact

@@ -1,6 +1,7 @@
 #include "ops/reference.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 
@@ -31,7 +32,22 @@ int working_bits(const Problem& p) {
   return std::max(range + prec + log2m + 1, 160 + log2m);
 }
 
-ExactOutputs evaluate_exact(const ValidProblem& p) { return p->op.def().reference(p); }
+namespace {
+std::atomic<std::uint64_t> g_certified{0}, g_recomputed{0};
+std::atomic<bool> g_fast{true};
+}  // namespace
+
+FastPathCounts fast_path_counts() { return {g_certified.load(), g_recomputed.load()}; }
+void add_fast_path_counts(std::uint64_t certified, std::uint64_t recomputed) {
+  g_certified += certified;
+  g_recomputed += recomputed;
+}
+void set_fast_path(bool on) { g_fast = on; }
+bool fast_path_enabled() { return g_fast; }
+
+const ExactOutputs& evaluate_exact(const ValidProblem& p) {
+  return p.memo_exact([&] { return p->op.def().reference(p); });
+}
 ExactOutputs evaluate_exact(const Problem& p) { return evaluate_exact(validate(p)); }
 ExactOutputs evaluate_double(const ValidProblem& p) { return p->op.def().reference_double(p); }
 ExactOutputs evaluate_double(const Problem& p) { return evaluate_double(validate(p)); }

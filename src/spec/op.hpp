@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/tensor.hpp"
+#include "spec/exact.hpp"
 
 namespace normcheck {
 
@@ -204,9 +206,24 @@ class ValidProblem {
   const Problem* operator->() const noexcept { return p_.get(); }
   const Problem& get() const noexcept { return *p_; }
 
+  /// The value compute() returns, computed on the first call and kept for every copy of this
+  /// ValidProblem (the problem is immutable, so it cannot go stale); thread-safe. The one
+  /// use: the exact reference (ops/reference.hpp), so a run evaluates it once per case
+  /// although its ground truth and the `reference` backend both ask.
+  template <class F>
+  const ExactOutputs& memo_exact(F&& compute) const {
+    std::call_once(memo_->once, [&] { memo_->exact.emplace(compute()); });
+    return *memo_->exact;
+  }
+
  private:
-  explicit ValidProblem(std::shared_ptr<const Problem> p) : p_(std::move(p)) {}
+  struct Memo {
+    std::once_flag once;
+    std::optional<ExactOutputs> exact;
+  };
+  explicit ValidProblem(std::shared_ptr<const Problem> p) : p_(std::move(p)), memo_(std::make_shared<Memo>()) {}
   std::shared_ptr<const Problem> p_;
+  std::shared_ptr<Memo> memo_;
   friend ValidProblem validate(Problem p);
 };
 

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -76,6 +77,20 @@ T denominator_sensitivity(const T& v, const T& D, const Convention& c) {
   return T(1);
 }
 
+/// The number type condition magnitudes are computed in for the number type T: T itself
+/// (MPFR, double), or T::cond_type where T declares one (DDBall: binary64, since a
+/// first-order bound needs no correct rounding; evaluated from the balls' midpoints, each
+/// magnitude is then within (m + 16) 2^-53 relative of the MPFR one). cond_of(v) is v in
+/// that type (an overload for such a T).
+template <class T, class = void>
+struct cond_type_of { using type = T; };
+template <class T>
+struct cond_type_of<T, std::void_t<typename T::cond_type>> { using type = typename T::cond_type; };
+template <class T>
+using cond_t = typename cond_type_of<T>::type;
+template <class T>
+const T& cond_of(const T& v) { return v; }
+
 /// The statistics of a normalized group, as a forward pass saves them for its backward
 /// (PyTorch's native_layer_norm "mean" and "rstd"): mean mu (0 without centering) and
 /// rstd = 1 / D(v), with their condition magnitudes (absolute units):
@@ -107,6 +122,7 @@ template <class T>
 void normalize_group(const T* x, std::int64_t m, bool center, const Convention& c, const T* gamma,
                      const T* beta, T* y, double* cond, const T* mag = nullptr, GroupStatistics<T>* stats = nullptr) {
   using std::abs; using std::isfinite;
+  using C = cond_t<T>;  // the condition magnitudes' number type (a bound: see cond_t)
   bool finite = true;
   for (std::int64_t j = 0; j < m; ++j) finite = finite && isfinite(x[j]);
   if (!finite) {
@@ -119,33 +135,44 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
     for (std::int64_t j = 0; j < m; ++j) mu += x[j];
     mu /= T(m);
   }
-  const auto a = [&](std::int64_t j) { return mag ? mag[j] : T(abs(x[j])); };
-  T ss(0), mean_abs(0);
+  const auto a = [&](std::int64_t j) { return mag ? cond_of(mag[j]) : C(abs(cond_of(x[j]))); };
+  T ss(0);
+  C mean_abs(0);
   for (std::int64_t j = 0; j < m; ++j) {
     const T d = x[j] - mu;
     ss += d * d;
     mean_abs += a(j);
   }
-  mean_abs /= T(m);
+  mean_abs /= C(m);
   const std::int64_t dof = c.variance == Variance::unbiased ? m - 1 : m;
   const T v = ss / T(dof);
   const T D = denominator(v, c);
-  const T k = denominator_sensitivity(v, D, c);
-  T mean_nx(0);  // (1/m') sum |n_j| a_j
-  for (std::int64_t j = 0; j < m; ++j) mean_nx += mag ? T(abs((x[j] - mu) / D) * mag[j]) : T(abs((x[j] - mu) / D * x[j]));
-  mean_nx /= T(dof);
+  const C k = cond_of(denominator_sensitivity(v, D, c)), Dc = cond_of(D);
+  // n_j = (x_j - mu) / D, once per element (y and the condition magnitudes both read it).
+  std::vector<T> n(static_cast<std::size_t>(m));
+  C mean_nx(0);  // (1/m') sum |n_j| a_j
   for (std::int64_t j = 0; j < m; ++j) {
-    T n = (x[j] - mu) / D;
-    if (c.normalized_dtype) n = T(round_to(*c.normalized_dtype, n));  // the framework's intermediate rounding
-    y[j] = apply_affine(n, c, gamma, beta, j);
-    const T g = abs(affine_gain(c, gamma, j));
-    T ci = g / D * (a(j) + (center ? mean_abs : T(0)) + k * abs(n) * mean_nx) + abs(g * n);
-    if (c.affine == Affine::gamma_beta) ci += abs(beta[j]);
+    n[j] = (x[j] - mu) / D;
+    mean_nx += C(abs(cond_of(n[j]))) * a(j);
+  }
+  mean_nx /= C(dof);
+  for (std::int64_t j = 0; j < m; ++j) {
+    T nj = n[j];
+    if (c.normalized_dtype) nj = T(round_to(*c.normalized_dtype, nj));  // the framework's intermediate rounding
+    y[j] = apply_affine(nj, c, gamma, beta, j);
+    C g(1);  // |affine_gain|, in C
+    switch (c.affine) {
+      case Affine::none: break;
+      case Affine::gamma: case Affine::gamma_beta: g = C(abs(cond_of(gamma[j]))); break;
+      case Affine::one_plus_w: g = C(abs(C(1) + cond_of(gamma[j]))); break;
+    }
+    C ci = g / Dc * (a(j) + (center ? mean_abs : C(0)) + k * C(abs(cond_of(nj))) * mean_nx) + C(abs(g * cond_of(nj)));
+    if (c.affine == Affine::gamma_beta) ci += C(abs(cond_of(beta[j])));
     cond[j] = static_cast<double>(ci);
   }
   if (stats) {
     const T rstd = T(1) / D;
-    *stats = {mu, rstd, static_cast<double>(mean_abs), static_cast<double>(rstd * (k * mean_nx / D + T(1)))};
+    *stats = {mu, rstd, static_cast<double>(mean_abs), static_cast<double>(cond_of(rstd) * (k * mean_nx / Dc + C(1)))};
   }
 }
 

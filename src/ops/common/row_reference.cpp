@@ -1,5 +1,8 @@
 #include "ops/common/row_reference.hpp"
 
+#include <optional>
+
+#include "ops/common/ball.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/precision.hpp"
 #include "ops/common/row_norm.hpp"
@@ -11,63 +14,83 @@ namespace normcheck::reference {
 
 namespace {
 
+/// The outputs of a forward row-norm problem, filled row by row.
+struct RowOutputs {
+  ExactOutput y, mean, rstd;
+};
+
+/// Evaluates row r of x in T and stores its outputs (overwriting whatever a failed attempt
+/// left). Throws Uncertain when T is DDBall and its radius cannot decide.
 template <class T>
-std::vector<T> load(const Tensor* t) {
-  std::vector<T> v;
-  if (!t) return v;
-  v.reserve(static_cast<std::size_t>(t->size()));
-  for (std::int64_t i = 0; i < t->size(); ++i) v.emplace_back(t->get(i));
-  return v;
+struct Params {
+  std::vector<T> gamma, beta;
+  explicit Params(const Problem& p) : gamma(detail::load_all<T>(p.input("gamma"))), beta(detail::load_all<T>(p.input("beta"))) {}
+};
+
+template <class T>
+void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Params<T>& a, RowOutputs& o) {
+  const Tensor& x = p.x();
+  std::vector<T> xr(static_cast<std::size_t>(l.m)), yr(static_cast<std::size_t>(l.m));
+  for (std::int64_t j = 0; j < l.m; ++j) xr[j] = T(x.get(r * l.m + j));
+  GroupStatistics<T> st;
+  normalize_group(xr.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(),
+                  o.y.cond.data() + r * l.m, static_cast<const T*>(nullptr), &st);
+  for (std::int64_t j = 0; j < l.m; ++j) {
+    const std::int64_t i = r * l.m + j;
+    o.y.exact[i] = static_cast<long double>(yr[j]);
+    o.y.exact64[i] = round_to(DType::f64, yr[j]);
+    o.y.rounded.set(i, round_to(p.out_dtype, yr[j]));
+  }
+  detail::put(o.mean, r, st.mean, st.c_mean);
+  detail::put(o.rstd, r, st.rstd, st.c_rstd);
 }
 
+/// Every row in double-double with a certified radius (DDBall) when the fast path is on,
+/// and in T (MPFR) where that cannot decide or the fast path is off.
 template <class T>
-ExactOutputs evaluate_rows(const Problem& p) {
-
+ExactOutputs evaluate_rows(const Problem& p, const bool fast) {
   const RowLayout l = row_layout(p);
-  const std::vector<T> gamma = load<T>(p.input("gamma")), beta = load<T>(p.input("beta"));
   const Tensor& x = p.x();
-  ExactOutput out{Tensor(p.out_dtype, x.shape()), std::vector<long double>(static_cast<std::size_t>(x.size())),
-                  std::vector<double>(static_cast<std::size_t>(x.size())), std::vector<double>(static_cast<std::size_t>(x.size()))};
-  const bool center = p.op.def().centers;
-  // The saved statistics (optional outputs, ops/common/row_op.hpp): per row, in stat_dtype.
-  const DType sdt = saved_stat_dtype(p);
-  ExactOutput mean = detail::make_output(sdt, Shape{l.rows}), rstd = detail::make_output(sdt, Shape{l.rows});
-#pragma omp parallel for schedule(dynamic, 1)
+  const DType sdt = saved_stat_dtype(p);  // the saved statistics (ops/common/row_op.hpp)
+  RowOutputs o{detail::make_output(p.out_dtype, x.shape()), detail::make_output(sdt, Shape{l.rows}),
+               detail::make_output(sdt, Shape{l.rows})};
+  const Params<T> params(p);
+  const std::optional<Params<DDBall>> params_dd = fast ? std::optional<Params<DDBall>>(p) : std::nullopt;
+  std::uint64_t certified = 0, recomputed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed)
   for (std::int64_t r = 0; r < l.rows; ++r) {
-    std::vector<T> xr(static_cast<std::size_t>(l.m)), yr(static_cast<std::size_t>(l.m));
-    for (std::int64_t j = 0; j < l.m; ++j) xr[j] = T(x.get(r * l.m + j));
-    GroupStatistics<T> st;
-    normalize_group(xr.data(), l.m, center, p.conv, gamma.data(), beta.data(), yr.data(),
-                    out.cond.data() + r * l.m, static_cast<const T*>(nullptr), &st);
-    for (std::int64_t j = 0; j < l.m; ++j) {
-      const std::int64_t i = r * l.m + j;
-      out.exact[i] = static_cast<long double>(yr[j]);
-      out.exact64[i] = round_to(DType::f64, yr[j]);
-      out.rounded.set(i, round_to(p.out_dtype, yr[j]));
+    if (fast) {
+      try {
+        evaluate_row<DDBall>(p, l, r, *params_dd, o);
+        ++certified;
+        continue;
+      } catch (const Uncertain&) {
+        ++recomputed;
+      }
     }
-    detail::put(mean, r, st.mean, st.c_mean);
-    detail::put(rstd, r, st.rstd, st.c_rstd);
+    evaluate_row<T>(p, l, r, params, o);
   }
-  ExactOutputs o;
-  o.emplace("y", std::move(out));
-  if (center) o.emplace("mean", std::move(mean));
-  o.emplace("rstd", std::move(rstd));
-  return o;
+  if (fast) add_fast_path_counts(certified, recomputed);
+  ExactOutputs out;
+  out.emplace("y", std::move(o.y));
+  if (p.op.def().centers) out.emplace("mean", std::move(o.mean));
+  out.emplace("rstd", std::move(o.rstd));
+  return out;
 }
 
 }  // namespace
 
 
 template <class T>
-ExactOutputs rows(const Problem& p) {
-  return p.conv.direction == Direction::backward ? row_norm_backward<T>(p) : evaluate_rows<T>(p);
+ExactOutputs rows(const Problem& p, bool fast) {
+  return p.conv.direction == Direction::backward ? row_norm_backward<T>(p) : evaluate_rows<T>(p, fast);
 }
 
 ExactOutputs row_reference(const ValidProblem& vp) {
   const Problem& p = *vp;
-  return detail::at_working_precision(p, [&](auto t) { return rows<typename decltype(t)::type>(p); });
+  return detail::at_working_precision(p, [&](auto t) { return rows<typename decltype(t)::type>(p, fast_path_enabled()); });
 }
 
-ExactOutputs row_reference_double(const ValidProblem& vp) { return rows<double>(*vp); }
+ExactOutputs row_reference_double(const ValidProblem& vp) { return rows<double>(*vp, false); }
 
 }  // namespace normcheck::reference

@@ -1,0 +1,343 @@
+// DDBall: a number type for the reference templates that evaluates in double-double with a
+// rigorous error radius, and answers every question (a comparison, a rounding) either with
+// the answer the exact value has or by throwing Uncertain. A template instantiated on DDBall
+// therefore returns exactly what its MPFR instantiation returns (bit for bit: the roundings to
+// the output dtype, to binary64 and to long double, the condition magnitudes) or throws; the
+// caller recomputes what threw in MPFR (row_reference.cpp). This is Ziv's strategy (a fast
+// evaluation with a proven error bound, the slow one only when the bound cannot decide),
+// as CORE-MATH uses it for correctly rounded functions.
+//
+// Representation: the exact value lies in [m - r, m + r], m = h + l an unevaluated
+// double-double (|l| <= ulp(h)/2), r >= 0 a double. An input (a value of any dtype: every
+// one is a double) is exact: r = 0.
+//
+// Error analysis (u = 2^-53; every bound is relative to the exact result of the operation
+// on the midpoints; Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic
+// building blocks of double-word arithmetic", ACM TOMS 44(2), 2017, hal-01351529v3):
+//   a + b   Algorithm 6 (AccurateDWPlusDW): 3u^2 + 13u^3 <= 4u^2 = kAdd;
+//           Algorithm 4 (DWPlusFP) when b is a double: 2u^2 <= kAdd.
+//   a * b   Algorithm 10 (DWTimesDW1): 7u^2 (+ O(u^3)) <= 8u^2 = kMul;
+//           Algorithm 8 (DWTimesFP2) when b is a double: 3u^2 <= kMul.
+//   a / b   Algorithm 17 (DWDivDW2): 15u^2 + 56u^3 <= 16u^2 = kDiv.
+//   sqrt(a) no published bound is used: the result z is checked a posteriori,
+//           |sqrt(a) - z| <= |a - z^2| / z, with a - z^2 evaluated by the two operations above
+//           (their own bounds added).
+// The radius of a result adds the propagated radii of the operands (interval arithmetic on
+// the midpoint-radius form: |x'y' - xy| <= |x| r_y + |y| r_x + r_x r_y, |x'/y' - x/y| <=
+// (|x| r_y + |y| r_x) / (|y| (|y| - r_y)), |sqrt(t) - sqrt(a)| <= r_a / sqrt(a)) and the
+// operation's own bound; radii are computed in double and then scaled by (1 + 2^-50), which
+// covers their own roundings (at most 8 per radius, each <= u relative), and a nonzero radius
+// gains kTiny = 2^-1000, which covers the absolute error of an underflow inside them. The
+// published bounds hold without underflow or overflow: every operand and result must lie in
+// [2^-900, 2^900] in magnitude or be an exact zero, else the operation throws Uncertain (so
+// every partial product of a double-double, down to 2^-106 of the result, stays normal).
+//
+// Exact results have r = 0: an input, T(0); x + 0, 0 * x, 0 / y of exact values; and the
+// operations that are error-free on exact operands: a double plus a double-word when the one
+// rounding of Algorithm 4 is exact (checked by a TwoSum), the product of two doubles
+// (TwoProduct), a quotient of doubles that is a double (th * b = a exactly), the square
+// root of a perfect square. So a tie (gamma * round(n) + beta exactly at a midpoint of bf16)
+// is decided here as MPFR decides it. Any other computed value has r > 0, so a result that
+// is exactly zero in exact arithmetic but not known to be (2 - mean([1, 2, 4]) * 3 / 3...)
+// is a ball around 0 whose roundings disagree in sign: it throws, and MPFR decides it.
+#pragma once
+
+#if defined(__FAST_MATH__)
+#error "the double-double reference needs IEEE arithmetic: do not build it with -ffast-math"
+#endif
+
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <cstdlib>
+
+#include "core/dtype.hpp"
+
+namespace normcheck::reference {
+
+/// Thrown by a DDBall operation whose answer the error radius cannot decide (a comparison
+/// of overlapping balls, a rounding whose interval holds a rounding boundary, a value out of
+/// the range where the error bounds hold). Not an error: the caller evaluates in MPFR.
+struct Uncertain {
+  int line = 0;  ///< where in ball.hpp (for diagnostics)
+};
+
+namespace dd {
+
+/// TwoSum (Knuth): s + t = a + b exactly, s = fl(a + b).
+inline void two_sum(double a, double b, double& s, double& t) {
+  s = a + b;
+  const double a1 = s - b, b1 = s - a1;
+  t = (a - a1) + (b - b1);
+}
+/// Fast2Sum (Dekker), for |a| >= |b| or a = 0: s + t = a + b exactly.
+inline void fast_two_sum(double a, double b, double& s, double& t) {
+  s = a + b;
+  t = b - (s - a);
+}
+/// TwoProduct (Dekker, Veltkamp's split): p + e = a b exactly, p = fl(a b), for |a|, |b| <=
+/// 2^995 and |a b| >= 2^-969 (no underflow in e). The ops layer builds with -ffp-contract=off,
+/// so no product here is fused.
+inline void two_prod(double a, double b, double& p, double& e) {
+  constexpr double kSplit = 134217729.0;  // 2^27 + 1
+  p = a * b;
+  const double ca = kSplit * a, ah = ca - (ca - a), al = a - ah;
+  const double cb = kSplit * b, bh = cb - (cb - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
+
+/// Whether (zh + zl) b == ah + al exactly (so that zh + zl is the exact quotient). Sufficient,
+/// not necessary: true only when every step of the check is error-free (TwoProduct for both
+/// products, Sterbenz for ah - p1, and TwoSums that leave no error) and the exact residual
+/// is 0; a false answer only means "not shown". For operands in the range DDBall allows.
+inline bool exact_product(double zh, double zl, double b, double ah, double al) {
+  double p1, e1, p2, e2, s, t;
+  two_prod(zh, b, p1, e1);
+  two_prod(zl, b, p2, e2);
+  if (!(p1 / 2 <= ah && ah <= 2 * p1) && !(2 * p1 <= ah && ah <= p1 / 2)) return false;  // Sterbenz's condition
+  double acc = ah - p1;  // exact
+  for (double term : {al, -e1, -p2, -e2}) {
+    two_sum(acc, term, s, t);
+    if (t != 0) return false;
+    acc = s;
+  }
+  return acc == 0;
+}
+
+}  // namespace dd
+
+/// A double-double midpoint h + l and a radius r (see the file comment).
+class DDBall {
+ public:
+  /// Condition magnitudes (a bound) from a ball: its midpoint in binary64 (row_norm.hpp cond_t).
+  using cond_type = double;
+  friend double cond_of(const DDBall& b) { return b.h_; }
+
+  DDBall() = default;
+  DDBall(double v) : h_(v) {}  // NOLINT: an exact value, as T(x) for MPFR
+  template <std::integral I>
+  DDBall(I n) : h_(static_cast<double>(n)) {  // NOLINT
+    if (static_cast<I>(h_) != n) throw Uncertain{__LINE__};
+  }
+
+  double hi() const { return h_; }
+  double lo() const { return l_; }
+  double radius() const { return r_; }
+  bool exact_zero() const { return h_ == 0 && r_ == 0; }
+
+  /// Correctly rounded conversions (throw Uncertain where the interval holds a boundary).
+  explicit operator double() const;
+  explicit operator long double() const;
+  /// The value rounded once, to nearest-even, to the format t, as round_to(t, exact) does.
+  friend double round_to(DType t, const DDBall& x);
+
+  friend DDBall operator-(const DDBall& a) { return DDBall(-a.h_, -a.l_, a.r_); }
+  friend DDBall operator+(const DDBall& a, const DDBall& b) { return add(a, b); }
+  friend DDBall operator-(const DDBall& a, const DDBall& b) { return add(a, -b); }
+  friend DDBall operator*(const DDBall& a, const DDBall& b) { return mul(a, b); }
+  friend DDBall operator/(const DDBall& a, const DDBall& b) { return div(a, b); }
+  DDBall& operator+=(const DDBall& b) { return *this = add(*this, b); }
+  DDBall& operator-=(const DDBall& b) { return *this = add(*this, -b); }
+  DDBall& operator*=(const DDBall& b) { return *this = mul(*this, b); }
+  DDBall& operator/=(const DDBall& b) { return *this = div(*this, b); }
+
+  /// Order of the exact values; throws Uncertain when the balls overlap (unless both are
+  /// the same exact value). NaN compares false, as in MPFR and IEEE.
+  friend bool operator<(const DDBall& a, const DDBall& b) { return sign_of(a - b) < 0; }
+  friend bool operator>(const DDBall& a, const DDBall& b) { return sign_of(a - b) > 0; }
+  friend bool operator<=(const DDBall& a, const DDBall& b) { return sign_of(a - b) <= 0 && !unordered(a, b); }
+  friend bool operator>=(const DDBall& a, const DDBall& b) { return sign_of(a - b) >= 0 && !unordered(a, b); }
+
+  friend DDBall sqrt(const DDBall& a);
+  friend DDBall abs(const DDBall& a) {
+    if (std::signbit(a.h_) || (a.h_ == 0 && a.r_ > 0)) return a.h_ == 0 ? DDBall(0.0, 0.0, a.r_) : -a;
+    return a;
+  }
+  friend DDBall fabs(const DDBall& a) { return abs(a); }
+  friend bool isfinite(const DDBall& a) { return std::isfinite(a.h_); }
+  friend bool isnan(const DDBall& a) { return std::isnan(a.h_); }
+  friend bool isinf(const DDBall& a) { return std::isinf(a.h_); }
+
+ private:
+  DDBall(double h, double l, double r) : h_(h), l_(l), r_(r) {}
+
+  static constexpr double kAdd = 0x1p-104, kMul = 0x1p-103, kDiv = 0x1p-102;
+  static constexpr double kUp = 1 + 0x1p-50, kDown = 1 - 0x1p-50, kTiny = 0x1p-1000;
+  static constexpr double kMin = 0x1p-900, kMax = 0x1p900;
+
+  /// An upper bound of |h + l|.
+  double mag() const { return std::fabs(h_) * (1 + 0x1p-52); }
+  static bool nan2(const DDBall& a, const DDBall& b) { return std::isnan(a.h_) || std::isnan(b.h_); }
+  static bool unordered(const DDBall& a, const DDBall& b) { return nan2(a, b); }
+  static void operand(const DDBall& a) {
+    if (std::fabs(a.h_) > kMax) throw Uncertain{__LINE__};
+  }
+  /// A computed result (h, l) with radius bound r (before the scaling of the radius).
+  static DDBall result(double h, double l, double r) {
+    const double ah = std::fabs(h);
+    if (ah > kMax || (ah < kMin && !(h == 0 && l == 0))) throw Uncertain{__LINE__};
+    return DDBall(h, l, r * kUp + kTiny);
+  }
+  /// An exactly computed result (h, l): radius 0, the same range rule.
+  static DDBall exact(double h, double l) {
+    const double ah = std::fabs(h);
+    if (ah > kMax || (ah < kMin && !(h == 0 && l == 0))) throw Uncertain{__LINE__};
+    return DDBall(h, l, 0.0);
+  }
+  static DDBall nan() { return DDBall(NAN, 0.0, 0.0); }
+  /// -1, 0 or 1: the sign of the exact value; throws Uncertain if the ball holds 0 and is not
+  /// exactly 0; 2 for NaN (every comparison with it is false).
+  static int sign_of(const DDBall& d) {
+    if (std::isnan(d.h_)) return 2;
+    if (d.exact_zero()) return 0;
+    if (std::fabs(d.h_) * (1 - 0x1p-52) > d.r_ * kUp) return d.h_ < 0 ? -1 : 1;
+    throw Uncertain{__LINE__};
+  }
+
+  static DDBall add(const DDBall& a, const DDBall& b);
+  static DDBall mul(const DDBall& a, const DDBall& b);
+  static DDBall div(const DDBall& a, const DDBall& b);
+
+  double h_ = 0, l_ = 0, r_ = 0;
+};
+
+inline DDBall DDBall::add(const DDBall& a, const DDBall& b) {
+  if (nan2(a, b)) return nan();
+  if (b.exact_zero() && !a.exact_zero()) return a;
+  if (a.exact_zero() && !b.exact_zero()) return b;
+  if (a.exact_zero() && b.exact_zero()) return DDBall(a.h_ + b.h_);  // IEEE's sign of 0 + 0
+  operand(a); operand(b);
+  double zh, zl;
+  if (b.l_ == 0 || a.l_ == 0) {  // Algorithm 4: a double-word plus a double
+    const DDBall& w = b.l_ == 0 ? a : b;
+    const double d = b.l_ == 0 ? b.h_ : a.h_;
+    double sh, sl, v, ve;
+    dd::two_sum(w.h_, d, sh, sl);
+    dd::two_sum(w.l_, sl, v, ve);  // v = fl(w.l + sl), as Algorithm 4; ve its error
+    dd::two_sum(sh, v, zh, zl);    // where Algorithm 4's Fast2Sum is exact, this is the same
+    // Exact operands and no error in v: the sum is exact (both TwoSums are error-free).
+    if (ve == 0 && a.r_ == 0 && b.r_ == 0) return exact(zh, zl);
+  } else {  // Algorithm 6
+    double sh, sl, th, tl, vh, vl;
+    dd::two_sum(a.h_, b.h_, sh, sl);
+    dd::two_sum(a.l_, b.l_, th, tl);
+    dd::fast_two_sum(sh, sl + th, vh, vl);
+    dd::fast_two_sum(vh, tl + vl, zh, zl);
+  }
+  return result(zh, zl, a.r_ + b.r_ + kAdd * std::fabs(zh) * (1 + 0x1p-52));
+}
+
+inline DDBall DDBall::mul(const DDBall& a, const DDBall& b) {
+  if (nan2(a, b)) return nan();
+  if (a.exact_zero() || b.exact_zero()) {
+    if (!std::isfinite(a.h_) || !std::isfinite(b.h_)) return nan();
+    return DDBall(a.h_ * b.h_);  // an exact 0 with IEEE's sign
+  }
+  operand(a); operand(b);
+  double ch, cl1, zh, zl;
+  dd::two_prod(a.h_, b.h_, ch, cl1);
+  // Two exact doubles: TwoProduct is error-free (the range check of exact() keeps e normal).
+  if (a.l_ == 0 && b.l_ == 0 && a.r_ == 0 && b.r_ == 0) {
+    if (ch == 0) throw Uncertain{__LINE__};  // nonzero operands: an underflow
+    return exact(ch, cl1);
+  }
+  const double cl2 = a.h_ * b.l_ + a.l_ * b.h_;  // Algorithm 10 (Algorithm 8 when a.l or b.l is 0)
+  dd::fast_two_sum(ch, cl1 + cl2, zh, zl);
+  if (zh == 0 && a.h_ != 0 && b.h_ != 0) throw Uncertain{__LINE__};  // nonzero midpoints: an underflow
+  const double ma = a.mag(), mb = b.mag();
+  return result(zh, zl, ma * b.r_ + mb * a.r_ + a.r_ * b.r_ + kMul * std::fabs(zh) * (1 + 0x1p-52));
+}
+
+inline DDBall DDBall::div(const DDBall& a, const DDBall& b) {
+  if (nan2(a, b)) return nan();
+  if (b.exact_zero()) {  // +-inf, or NaN for 0/0, as IEEE and MPFR: needs a's sign for certain
+    if (a.exact_zero() || !std::isfinite(a.h_)) return a.exact_zero() ? nan() : DDBall(a.h_ / b.h_);
+    return DDBall((sign_of(a) < 0) != static_cast<bool>(std::signbit(b.h_)) ? -INFINITY : INFINITY);
+  }
+  const double bmin = std::fabs(b.h_) * (1 - 0x1p-52);  // a lower bound of |b_mid|
+  if (!(bmin * kDown > b.r_ * kUp)) throw Uncertain{__LINE__};  // b's ball may hold 0
+  if (a.exact_zero()) return DDBall(a.h_ / b.h_);
+  operand(a); operand(b);
+  // Algorithm 17: th = ah / bh, minus b th by Algorithm 7, the remainder over bh.
+  const double th = a.h_ / b.h_;
+  double ph, pl1, ph2, pl2, rh, rl, zh, zl;
+  dd::two_prod(th, b.h_, ph, pl1);
+  // Two exact doubles whose quotient is a double (th bh = ah exactly): exact.
+  if (a.l_ == 0 && b.l_ == 0 && a.r_ == 0 && b.r_ == 0 && ph == a.h_ && pl1 == 0) return exact(th, 0.0);
+  dd::fast_two_sum(ph, b.l_ * th, ph2, pl2);
+  dd::fast_two_sum(ph2, pl2 + pl1, rh, rl);
+  const double pi_h = a.h_ - rh;  // exact (Sterbenz)
+  const double delta = pi_h + (a.l_ - rl);
+  dd::fast_two_sum(th, delta / b.h_, zh, zl);
+  if (zh == 0 && a.h_ != 0) throw Uncertain{__LINE__};  // a nonzero quotient that underflowed
+  if (a.r_ == 0 && b.r_ == 0 && b.l_ == 0 && dd::exact_product(zh, zl, b.h_, a.h_, a.l_)) return exact(zh, zl);
+  const double ma = a.mag();
+  double prop = 0;
+  if (a.r_ > 0 || b.r_ > 0) prop = (ma * b.r_ + std::fabs(b.h_) * (1 + 0x1p-52) * a.r_) * kUp / ((bmin - b.r_ * kUp) * bmin * kDown);
+  return result(zh, zl, prop + kDiv * std::fabs(zh) * (1 + 0x1p-52));
+}
+
+inline DDBall sqrt(const DDBall& a) {
+  if (std::isnan(a.h_)) return a;
+  if (a.exact_zero()) return a;  // sqrt(+-0) = +-0
+  if (!(a.h_ > 0) || !(a.h_ * (1 - 0x1p-52) > a.r_ * DDBall::kUp)) {
+    if (a.h_ < 0 && a.r_ == 0) return DDBall::nan();  // an exact negative: NaN, as MPFR
+    throw Uncertain{__LINE__};                                 // the ball may hold negatives
+  }
+  DDBall::operand(a);
+  // z ~ sqrt(a): one Newton step from the double square root (exactness is not needed:
+  // the error of z is bounded below).
+  const double s = std::sqrt(a.h_);
+  double p, e, zh, zl;
+  dd::two_prod(s, s, p, e);
+  if (a.l_ == 0 && a.r_ == 0 && p == a.h_ && e == 0) return DDBall::exact(s, 0.0);  // a perfect square
+  dd::fast_two_sum(s, (((a.h_ - p) - e) + a.l_) / (2 * s), zh, zl);
+  const DDBall z(zh, zl, 0.0);
+  // |a - z^2| <= |d| + kAdd |d| + kMul z^2, d = a - z*z evaluated with those two bounds.
+  const DDBall q = DDBall::mul(z, z), d = DDBall::add(DDBall(a.h_, a.l_, 0.0), -DDBall(q.h_, q.l_, 0.0));
+  const double res = (std::fabs(d.h_) * (1 + 0x1p-51) + DDBall::kMul * std::fabs(q.h_) * (1 + 0x1p-51)) * DDBall::kUp;
+  const double zmin = zh * (1 - 0x1p-52);
+  const double err = res / zmin * DDBall::kUp;                    // |sqrt(a_mid) - z|
+  if (!(zmin - err > 0)) throw Uncertain{__LINE__};
+  const double prop = a.r_ / ((zmin - err) * DDBall::kDown) * DDBall::kUp;  // r_a / sqrt(a_mid)
+  return DDBall::result(zh, zl, err + prop);
+}
+
+namespace dd {
+
+/// Calls round(h, l) on both outward endpoints of x as normalized pairs and returns the
+/// common result; throws Uncertain if they differ (in value or in the sign of a zero).
+/// Sound for any rounding that is monotone on the pair's exact value.
+template <class R, class F>
+R certain(const DDBall& x, F&& round) {
+  if (x.radius() == 0 || std::isnan(x.hi())) return round(x.hi(), x.lo());
+  // Widen by the error of forming each endpoint (<= 2u^2 of |h|, here 2^-100).
+  const double rr = (x.radius() + std::fabs(x.hi()) * 0x1p-100) * (1 + 0x1p-52);
+  double s, t, eh, el;
+  two_sum(x.hi(), -rr, s, t);
+  two_sum(s, t + x.lo(), eh, el);
+  const R down = round(eh, el);
+  two_sum(x.hi(), rr, s, t);
+  two_sum(s, t + x.lo(), eh, el);
+  const R up = round(eh, el);
+  if (!(down == up) || std::signbit(static_cast<double>(down)) != std::signbit(static_cast<double>(up))) throw Uncertain{__LINE__};
+  return down;
+}
+
+}  // namespace dd
+
+inline DDBall::operator double() const {
+  return dd::certain<double>(*this, [](double h, double) { return h; });  // two_sum's s = RN(s + t)
+}
+inline DDBall::operator long double() const {
+  // Both halves are exact in long double, so their long-double sum is rounded once.
+  return dd::certain<long double>(*this, [](double h, double l) {
+    return l == 0 ? static_cast<long double>(h) : static_cast<long double>(h) + static_cast<long double>(l);  // -0 + 0 would be +0
+  });
+}
+inline double round_to(DType t, const DDBall& x) {
+  if (t == DType::f64) return static_cast<double>(x);
+  return dd::certain<double>(x, [t](double h, double l) { return round_sum_to(t, h, l); });
+}
+
+}  // namespace normcheck::reference

@@ -1,0 +1,309 @@
+// The certified fast path of the reference (ops/common/ball.hpp) against its judge, MPFR: on
+// every bundled forward layer_norm / rms_norm case and on random and adversarial rows, every
+// output (the rounding to the output dtype, to binary64, the long double, the saved
+// statistics) must be identical bit for bit, the condition magnitudes (a bound, evaluated in
+// binary64 here) within (m + 16) 2^-52 relative, and the fast path must
+// decide nearly every row of ordinary data (else it is no fast path). The row count scales
+// with NORMCHECK_EQUIV_ROWS (default 3000 per op, dtype and data kind here).
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <array>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "cases/case.hpp"
+#include "ops/common/ball.hpp"
+#include "ops/common/precision.hpp"
+#include "ops/common/row_norm.hpp"
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
+#include "test_util.hpp"
+
+using namespace normcheck;
+using reference::DDBall;
+using reference::Uncertain;
+
+namespace {
+
+/// Both paths on p; returns the number of differing values (and names the first).
+std::int64_t differences(const Problem& p, std::string* first = nullptr) {
+  reference::set_fast_path(false);
+  const ExactOutputs slow = reference::evaluate_exact(p);
+  reference::set_fast_path(true);
+  const ExactOutputs fast = reference::evaluate_exact(p);
+  std::int64_t n = 0;
+  auto differ = [&](const std::string& what) {
+    if (n++ == 0 && first) *first = what;
+  };
+  // The same bits (the 10 significant bytes of an x87 long double), or both NaN (the sign of a
+  // NaN means nothing and no metric reads it).
+  auto same_bits = [](auto a, auto b) {
+    return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof(double) < sizeof(a) ? 10 : sizeof(a)) == 0;
+  };
+  // Condition magnitudes are a first-order bound, computed in binary64 on the fast path:
+  // within (m + 16) 2^-52 relative of MPFR's (row_norm.hpp cond_t), m the group size.
+  const double m = static_cast<double>(p.x().shape().back());
+  auto close_cond = [&](double a, double b) {
+    return (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= (m + 16) * 0x1p-52 * std::max(std::fabs(a), std::fabs(b));
+  };
+  for (const auto& [name, s] : slow) {
+    if (!fast.count(name)) { differ(name + " missing"); continue; }
+    const ExactOutput& f = fast.at(name);
+    if (s.rounded.nbytes() != f.rounded.nbytes() || std::memcmp(s.rounded.data(), f.rounded.data(), s.rounded.nbytes()) != 0)
+      differ(name + ".rounded");
+    for (std::size_t i = 0; i < s.exact.size(); ++i) {
+      if (!same_bits(s.exact[i], f.exact[i])) differ(fmt::format("{}.exact[{}] {:.21Lg} vs {:.21Lg}", name, i, s.exact[i], f.exact[i]));
+      if (!same_bits(s.exact64[i], f.exact64[i])) differ(fmt::format("{}.exact64[{}]", name, i));
+      if (!close_cond(s.cond[i], f.cond[i])) differ(fmt::format("{}.cond[{}] {:.17g} vs {:.17g}", name, i, s.cond[i], f.cond[i]));
+    }
+  }
+  return n;
+}
+
+std::int64_t env_rows(std::int64_t dflt) {
+  const char* e = std::getenv("NORMCHECK_EQUIV_ROWS");
+  return e ? std::max<std::int64_t>(1, std::atoll(e)) : dflt;
+}
+
+}  // namespace
+
+TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[reference][fastpath]") {
+  const DDBall one(1.0), three(3.0);
+  CHECK(static_cast<double>(one + three) == 4.0);
+  CHECK(static_cast<double>(three / one) == 3.0);
+  // 1/3 correctly rounded to binary64 and to binary32 from a ball.
+  CHECK(static_cast<double>(one / three) == 1.0 / 3.0);
+  CHECK(round_to(DType::f32, one / three) == static_cast<double>(1.0f / 3.0f));
+  CHECK(static_cast<long double>(one / three) == 1.0L / 3.0L);
+  // sqrt(2) in every format, against the hardware's correctly rounded square roots.
+  CHECK(static_cast<double>(sqrt(DDBall(2.0))) == std::sqrt(2.0));
+  CHECK(static_cast<long double>(sqrt(DDBall(2.0))) == std::sqrt(2.0L));
+  // Exact where the operation is error-free: 2 - mean(1, 2, 3) is an exact 0 (a quotient
+  // that is a double), and 1 + 2^-24 a decided tie of binary32 (to even: 1).
+  const DDBall mu = (DDBall(1.0) + DDBall(2.0) + DDBall(3.0)) / DDBall(3);
+  CHECK((DDBall(2.0) - mu).exact_zero());
+  CHECK(round_to(DType::f32, DDBall(1.0) + DDBall(1.0) * DDBall(0x1p-24)) == 1.0);
+  CHECK(round_to(DType::f32, DDBall(1.0) + DDBall(3.0) * DDBall(0x1p-24)) == 1.0 + 0x1p-22);
+  // 3 (1/3) - 1 is 0 too, but computed with an error: its sign, its rounding are undecided.
+  const DDBall zero = DDBall(3.0) * (DDBall(1.0) / DDBall(3.0)) - DDBall(1.0);
+  CHECK_THROWS_AS(round_to(DType::f32, zero), Uncertain);
+  CHECK_THROWS_AS((void)(zero < DDBall(0.0)), Uncertain);
+  CHECK_THROWS_AS(sqrt(zero), Uncertain);
+  CHECK(DDBall(1.0) < DDBall(2.0));
+  // A value exactly at a binary32 midpoint, computed inexactly: undecided.
+  const DDBall mid = DDBall(1.0) + (DDBall(3.0) * (DDBall(1.0) / DDBall(3.0))) * DDBall(0x1p-24);
+  CHECK_THROWS_AS(round_to(DType::f32, mid), Uncertain);
+  // Out of the range where the error bounds hold: undecided, never wrong.
+  CHECK_THROWS_AS(DDBall(0x1p-600) * DDBall(0x1p-600), Uncertain);
+  CHECK_THROWS_AS(DDBall(0x1p-600) * DDBall(0x1p-600 / 3), Uncertain);
+  CHECK_THROWS_AS(DDBall(0x1p800) * DDBall(0x1p800 / 3), Uncertain);
+  // Signs of zero as IEEE (and MPFR): -0 - 0 = -0, -0 / 2 = -0, and so as a long double.
+  CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));
+}
+
+TEST_CASE("ddball: radii bound the error of every operation on random operands", "[reference][fastpath]") {
+  // Each result's exact value (MPFR at 256 bits on the same midpoints) lies in the ball.
+  using M = reference::detail::mp256;
+  std::mt19937_64 g(42);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<int> e(-60, 60);
+  auto val = [&] { return std::ldexp(u(g), e(g)); };
+  int checked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const DDBall a = DDBall(val()) / DDBall(val()), b = DDBall(val()) + DDBall(val()) * DDBall(val());
+    auto inside = [](const DDBall& z, const M& exact) { return abs(M(z.hi()) + M(z.lo()) - exact) <= M(z.radius()); };
+    const DDBall sum = DDBall(a.hi()) + DDBall(b.hi()), prod = DDBall(a.hi()) * DDBall(b.hi());
+    CHECK(inside(sum, M(a.hi()) + M(b.hi())));
+    CHECK(inside(prod, M(a.hi()) * M(b.hi())));
+    if (b.hi() != 0) { CHECK(inside(DDBall(a.hi()) / DDBall(b.hi()), M(a.hi()) / M(b.hi()))); }
+    if (a.hi() > 0) { CHECK(inside(sqrt(DDBall(a.hi())), sqrt(M(a.hi())))); }
+    // Balls with radii: the exact operation on any member lies in the result's ball.
+    const M am = M(a.hi()) + M(a.lo()) + M(a.radius()) * M(u(g)), bm = M(b.hi()) + M(b.lo()) + M(b.radius()) * M(u(g));
+    CHECK(inside(a + b, am + bm));
+    CHECK(inside(a * b, am * bm));
+    if (std::fabs(b.hi()) > 2 * b.radius()) { CHECK(inside(a / b, am / bm)); }
+    ++checked;
+  }
+  CHECK(checked == 20000);
+}
+
+TEST_CASE("reference fast path: every bundled forward layer_norm and rms_norm case, bit for bit", "[reference][fastpath]") {
+  std::int64_t problems = 0, rows_certified_before = reference::fast_path_counts().certified;
+  for (const auto& file : find_case_files({test::source_path("cases")})) {
+    for (const Case& cs : parse_case_file(file)) {
+      const Problem& p = cs.problem;
+      const std::string op(p.op.name());
+      if ((op != "layer_norm" && op != "rms_norm") || p.conv.direction != Direction::forward) continue;
+      std::string first;
+      INFO(file << " case " << cs.name);
+      CHECK(differences(p, &first) == 0);
+      if (!first.empty()) WARN(first);
+      ++problems;
+    }
+  }
+  CHECK(problems > 50);
+  // The fast path decided rows here (the test exercised it, not only its fallback).
+  CHECK(reference::fast_path_counts().certified - rows_certified_before > 1000);
+}
+
+TEST_CASE("reference fast path: random and adversarial rows, bit for bit", "[reference][fastpath]") {
+  const std::int64_t rows = env_rows(3000);
+  std::mt19937_64 g(20261203);
+  std::normal_distribution<double> normal(0, 1);
+  enum class Data { normal, large_mean_tiny_spread, wide_exponents, near_constant, midpoint_ties };
+  struct Kind {
+    Data data;
+    const char* name;
+  };
+  const Kind kinds[] = {{Data::normal, "normal"},
+                        {Data::large_mean_tiny_spread, "large_mean_tiny_spread"},
+                        {Data::wide_exponents, "wide_exponents"},
+                        {Data::near_constant, "near_constant"},
+                        {Data::midpoint_ties, "midpoint_ties"}};
+  for (const Op opn : {Op::layer_norm, Op::rms_norm}) {
+    for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+      for (const Kind& kind : kinds) {
+        const bool ties = kind.data == Data::midpoint_ties;
+        const std::uint64_t before_c = reference::fast_path_counts().certified, before_r = reference::fast_path_counts().recomputed;
+        std::int64_t done = 0, diffs = 0;
+        std::string first;
+        while (done < rows) {
+          // ties: rows [5, 7] have n = -1, +1 exactly (eps 0), and gamma, beta put y on a midpoint.
+          const std::int64_t m = ties ? 2 : std::uniform_int_distribution<std::int64_t>(1, 96)(g);
+          const std::int64_t r = std::min<std::int64_t>(rows - done, 64);
+          std::vector<double> x(static_cast<std::size_t>(r * m));
+          const double center = std::ldexp(1.0, std::uniform_int_distribution<int>(4, 12)(g));
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            double v = normal(g);
+            switch (kind.data) {
+              case Data::normal: break;
+              case Data::large_mean_tiny_spread: v = center + v * 1e-3 * center; break;
+              case Data::wide_exponents: v = std::ldexp(v, std::uniform_int_distribution<int>(-30, 30)(g)); break;
+              case Data::near_constant: v = 3.0 + (i % 7 == 0 ? v * 1e-6 : 0.0); break;
+              case Data::midpoint_ties: v = i % 2 == 0 ? 5.0 : 7.0; break;
+            }
+            x[i] = v;
+          }
+          Problem p = test::row_problem(opn, dt, Shape{r, m}, x);
+          p.conv.eps = ties ? 0.0 : std::vector<double>{1e-5, 1e-6, 1e-12, 0.0, 1e-3}[done / 64 % 5];
+          p.conv.eps_placement = static_cast<EpsPlacement>(done / 64 % 4);
+          p.conv.variance = done / 64 % 3 == 1 ? Variance::unbiased : Variance::biased;
+          if (m == 1) p.conv.variance = Variance::biased;
+          p.conv.affine = static_cast<Affine>(done / 64 % 4);
+          if (done / 64 % 7 == 3 && dt != DType::f64) p.conv.normalized_dtype = dt;
+          if (p.conv.affine != Affine::none) {
+            std::vector<double> gam(static_cast<std::size_t>(m)), bet(static_cast<std::size_t>(m));
+            for (std::int64_t j = 0; j < m; ++j) {
+              gam[j] = ties ? 0x1p-11 : 1 + 0.1 * normal(g);
+              bet[j] = ties ? 1.0 : 0.1 * normal(g);  // y = 1 +- 2^-11: bf16/f16 midpoints
+            }
+            if (ties && dt == DType::f32) std::fill(gam.begin(), gam.end(), 0x1p-24);
+            if (ties && dt == DType::f64) std::fill(gam.begin(), gam.end(), 0x1p-53);
+            p.inputs["gamma"] = Tensor::from_doubles(dt, Shape{m}, gam);
+            if (p.conv.affine == Affine::gamma_beta) p.inputs["beta"] = Tensor::from_doubles(dt, Shape{m}, bet);
+          }
+          try {
+            (void)validate(p);
+          } catch (const SpecError&) {
+            done += r;
+            continue;
+          }
+          std::string f;
+          const std::int64_t d = differences(p, &f);
+          if (d && first.empty()) first = f;
+          diffs += d;
+          done += r;
+        }
+        const auto c = reference::fast_path_counts().certified - before_c, rc = reference::fast_path_counts().recomputed - before_r;
+        INFO(opn.name() << " " << dtype_name(dt) << " " << kind.name << ": " << c << " rows certified, " << rc << " recomputed; " << first);
+        CHECK(diffs == 0);
+        CHECK(c > 0);  // the fast path decided some of these rows (every kind has some it can)
+      }
+    }
+  }
+}
+
+TEST_CASE("reference fast path: it decides nearly every row of activation-shaped data", "[reference][fastpath]") {
+  // Rows of a model's activations (width 768, normal data, the conventions frameworks use):
+  // the rate of rows left to MPFR, here from 4 x 512 rows per op and dtype, must be below
+  // 1e-3 (README reports the rate measured on 10^7 rows).
+  const std::int64_t rows = std::max<std::int64_t>(512, env_rows(3000) / 6), m = 768;
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> normal(0, 1);
+  for (const Op op : {Op::layer_norm, Op::rms_norm}) {
+    for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+      for (int conv = 0; conv < 4; ++conv) {
+        std::vector<double> x(static_cast<std::size_t>(rows * m)), gam(static_cast<std::size_t>(m)), bet(static_cast<std::size_t>(m));
+        for (auto& v : x) v = 2 * normal(g) + 0.1;
+        for (auto& v : gam) v = 1 + 0.2 * normal(g);
+        for (auto& v : bet) v = 0.1 * normal(g);
+        Problem p = test::row_problem(op, dt, Shape{rows, m}, x, conv % 2 ? 1e-6 : 1e-5,
+                                      std::array{Affine::gamma_beta, Affine::gamma, Affine::one_plus_w, Affine::none}[conv]);
+        if (p.conv.affine != Affine::none) p.inputs["gamma"] = Tensor::from_doubles(dt, Shape{m}, gam);
+        if (p.conv.affine == Affine::gamma_beta) p.inputs["beta"] = Tensor::from_doubles(dt, Shape{m}, bet);
+        if (conv == 1 && dt != DType::f64) p.conv.normalized_dtype = dt;  // Hugging Face's LlamaRMSNorm
+        if (conv == 3) p.conv.eps_placement = EpsPlacement::outside_sqrt;
+        const auto before = reference::fast_path_counts();
+        (void)reference::evaluate_exact(p);
+        const auto after = reference::fast_path_counts();
+        const auto c = after.certified - before.certified, rc = after.recomputed - before.recomputed;
+        INFO(op.name() << " " << dtype_name(dt) << " convention " << conv << ": " << c << " certified, " << rc << " recomputed");
+        CHECK(c + rc == static_cast<std::uint64_t>(rows));
+        CHECK(static_cast<double>(rc) <= 1e-3 * static_cast<double>(rows));
+      }
+    }
+  }
+}
+
+TEST_CASE("ddball: every output ball of a row holds the MPFR value", "[reference][fastpath]") {
+  // Rigor where bit equality cannot see it: a ball can round right by luck with a radius
+  // that is too small. Here the exact value (MPFR, 512 bits) of every y, cond, mean and rstd
+  // of random rows must lie within the ball's radius.
+  using M = reference::detail::mp512;
+  std::mt19937_64 g(99);
+  std::normal_distribution<double> nd(0, 1);
+  std::int64_t outside = 0, checked = 0;
+  for (int t = 0; t < 4000; ++t) {
+    const std::int64_t m = 1 + t % 37;
+    const bool center = t % 2 == 0;
+    std::vector<DDBall> x(m), y(m), ga(m), be(m);
+    std::vector<M> xm(m), ym(m), gm(m), bm(m);
+    std::vector<double> cond(m), condm(m);
+    const double scale = std::ldexp(1.0, static_cast<int>(t % 41) - 20), shift = t % 3 == 0 ? 1000.0 * scale : 0.0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      const double v = round_to(DType::f32, shift + scale * nd(g)), gg = round_to(DType::f32, 1 + 0.1 * nd(g)), b = round_to(DType::f32, 0.1 * nd(g));
+      x[j] = v; xm[j] = v; ga[j] = gg; gm[j] = gg; be[j] = b; bm[j] = b;
+    }
+    Convention c;
+    c.eps = std::array{1e-5, 1e-6, 1e-12, 0.0, 1e-3}[t / 5 % 5];
+    c.eps_placement = static_cast<EpsPlacement>(t / 25 % 4);
+    c.variance = t / 100 % 2 && m > 1 ? Variance::unbiased : Variance::biased;
+    c.affine = static_cast<Affine>(t / 200 % 4);
+    reference::GroupStatistics<DDBall> st;
+    reference::GroupStatistics<M> sm;
+    try {
+      reference::normalize_group(x.data(), m, center, c, ga.data(), be.data(), y.data(), cond.data(), static_cast<const DDBall*>(nullptr), &st);
+    } catch (const Uncertain&) {
+      continue;  // cond's conversion to double could not decide: nothing to check
+    }
+    reference::normalize_group(xm.data(), m, center, c, gm.data(), bm.data(), ym.data(), condm.data(), static_cast<const M*>(nullptr), &sm);
+    auto holds = [&](const DDBall& b, const M& e) {
+      ++checked;
+      if (std::isnan(b.hi()) || boost::multiprecision::isnan(e)) return std::isnan(b.hi()) == static_cast<bool>(boost::multiprecision::isnan(e));
+      if (std::isinf(b.hi()) || boost::multiprecision::isinf(e)) return M(b.hi()) == e;
+      return abs(M(b.hi()) + M(b.lo()) - e) <= M(b.radius());
+    };
+    const std::int64_t before = outside;
+    for (std::int64_t j = 0; j < m; ++j) outside += !holds(y[j], ym[j]);
+    outside += !holds(st.mean, sm.mean) + !holds(st.rstd, sm.rstd);
+    for (std::int64_t j = 0; j < m; ++j)
+      outside += !(std::isnan(cond[j]) && std::isnan(condm[j])) && !(std::fabs(cond[j] - condm[j]) <= (m + 16) * 0x1p-52 * std::fabs(condm[j]));
+    if (outside > before)
+      WARN(fmt::format("row {} (m {}, centered {}, eps {}, placement {}, affine {}): y[0] {:.17g} r {:.3g} exact {:.20g}; mean r {:.3g}; rstd {:.17g} r {:.3g} exact {:.20g}; cond[0] {:.17g} vs {:.17g}", t, m, center, c.eps,
+                       static_cast<int>(c.eps_placement), static_cast<int>(c.affine), y[0].hi(), y[0].radius(), static_cast<double>(ym[0]), st.mean.radius(), st.rstd.hi(), st.rstd.radius(), static_cast<double>(sm.rstd), cond[0], condm[0]));
+  }
+  CHECK(checked > 20000);
+  CHECK(outside == 0);
+}
