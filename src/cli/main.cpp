@@ -31,6 +31,7 @@
 #include "cli/probe_commands.hpp"
 #include "cli/zoo.hpp"
 #include "cli/fuzz_command.hpp"
+#include "cli/bench_command.hpp"
 #include "ops/reference.hpp"
 
 #ifndef NORMCHECK_VERSION
@@ -227,6 +228,7 @@ int main(int argc, char** argv) {
   auto probe_cmds = nc::cli::add_probe_commands(app);  // probe, compare-eps (cli/probe_commands.cpp)
   auto zoo_cmd = nc::cli::add_zoo_command(app);        // zoo (cli/zoo.cpp)
   auto fuzz_cmd = nc::cli::add_fuzz_command(app, argc > 0 ? argv[0] : nullptr);  // fuzz (cli/fuzz_command.cpp)
+  auto bench_cmd = nc::cli::add_bench_command(app);    // bench (cli/bench_command.cpp)
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "run case files against backends and report per-layer errors");
@@ -317,6 +319,7 @@ int main(int argc, char** argv) {
     if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;
     if (auto rc = nc::cli::run_zoo_command(*zoo_cmd)) return *rc;
     if (auto rc = nc::cli::run_fuzz_command(*fuzz_cmd)) return *rc;
+    if (auto rc = nc::cli::run_bench_command(*bench_cmd)) return *rc;
     if (*run) return cmd_run(ra);
     if (int rc = nc::cli::run_trace_compare(tc); rc >= 0) return rc;
     if (*golden) return cmd_golden(golden_paths, golden_update);

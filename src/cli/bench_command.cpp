@@ -1,0 +1,238 @@
+#include "cli/bench_command.hpp"
+
+#include <omp.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
+#include "run/resolve.hpp"
+#include "spec/sample.hpp"
+
+namespace normcheck::cli {
+
+struct BenchCommand {
+  CLI::App* sub = nullptr;
+  std::vector<std::string> backend;
+  std::string op = "layer_norm", dtype = "f32", shape = "4096x4096", format = "table", reference_path = "auto";
+  int threads = 0, warmup = 2, repeats = 10;
+  bool reference = false;
+  double timeout = 600;
+};
+
+std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app) {
+  auto b = std::make_shared<BenchCommand>();
+  b->sub = app.add_subcommand("bench", "throughput of a backend (GB/s, and the ratio to a copy of the same bytes in the same run) or of the reference (elements per CPU-second)");
+  b->sub->add_option("--backend,-b", b->backend, "the backend to time (default cpu): any of `normcheck backends`, plugin:PATH, cmd:COMMAND")->allow_extra_args(false);
+  b->sub->add_option("--op", b->op, "the op (default layer_norm)");
+  b->sub->add_option("--dtype", b->dtype, "data, parameter and output dtype (default f32)");
+  b->sub->add_option("--shape", b->shape, "ROWSxWIDTH: normalization groups and values per group (default 4096x4096)");
+  b->sub->add_option("--threads", b->threads, "OpenMP threads for the built-in kernels, oneDNN and the copy (default: OpenMP's default)")->check(CLI::Range(1, 1024));
+  b->sub->add_option("--warmup", b->warmup, "untimed runs first (default 2)")->check(CLI::Range(0, 1000));
+  b->sub->add_option("--repeats", b->repeats, "timed runs; min and median reported (default 10)")->check(CLI::Range(1, 100000));
+  b->sub->add_flag("--reference", b->reference, "time the exact reference instead (elements per CPU-second, rows left to MPFR)");
+  b->sub->add_option("--reference-path", b->reference_path, "with --reference: auto (the certified fast path, MPFR where it cannot decide) | mpfr");
+  b->sub->add_option("--timeout", b->timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 600)")->check(CLI::Range(1.0, 86400.0));
+  b->sub->add_option("--format", b->format, "table | json");
+  return b;
+}
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// Wall and CPU seconds of each timed run of f, after `warmup` untimed ones.
+struct Timing {
+  std::vector<double> wall, cpu;
+  double min() const { return *std::min_element(wall.begin(), wall.end()); }
+  double median() const {
+    std::vector<double> w = wall;
+    std::sort(w.begin(), w.end());
+    return w.size() % 2 ? w[w.size() / 2] : 0.5 * (w[w.size() / 2 - 1] + w[w.size() / 2]);
+  }
+  double cpu_median() const {
+    std::vector<double> c = cpu;
+    std::sort(c.begin(), c.end());
+    return c[c.size() / 2];
+  }
+};
+
+Timing time_runs(int warmup, int repeats, const std::function<void()>& f) {
+  for (int i = 0; i < warmup; ++i) f();
+  Timing t;
+  for (int i = 0; i < repeats; ++i) {
+    const double c0 = cpu_seconds();
+    const auto w0 = std::chrono::steady_clock::now();
+    f();
+    t.wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+    t.cpu.push_back(cpu_seconds() - c0);
+  }
+  return t;
+}
+
+/// The bytes a backend moves for p: every input read once, every required output written once.
+std::size_t bytes_moved(const Problem& p, const Outputs& out) {
+  std::size_t n = 0;
+  for (const auto& [name, t] : p.inputs) n += t.nbytes();
+  for (const auto& [name, t] : out)
+    if (!is_optional_output(p, name)) n += t.nbytes();
+  return n;
+}
+
+/// Elements of the required outputs that are NaN (finite inputs give finite outputs).
+std::int64_t nan_elements(const Problem& p, const Outputs& out) {
+  std::int64_t bad = 0;
+  for (const auto& [name, t] : out)
+    if (!is_optional_output(p, name))
+      for (std::int64_t i = 0; i < t.size(); ++i) bad += std::isnan(t.get(i));
+  return bad;
+}
+
+int fail(const std::string& msg, int rc) {
+  fmt::print(stderr, "normcheck: bench: {}\n", msg);
+  return rc;
+}
+
+}  // namespace
+
+std::optional<int> run_bench_command(const BenchCommand& b) {
+  if (!b.sub || !*b.sub) return std::nullopt;
+  if (b.format != "table" && b.format != "json") return fail(fmt::format("--format: unknown '{}' (table | json)", b.format), 2);
+  if (b.reference_path != "auto" && b.reference_path != "mpfr")
+    return fail(fmt::format("--reference-path: unknown '{}' (auto | mpfr)", b.reference_path), 2);
+  const auto op = ops::find(b.op);
+  if (!op) return fail(fmt::format("--op: unknown op '{}' ({})", b.op, ops::choices()), 2);
+  const auto dt = parse_dtype(b.dtype);
+  if (!dt) return fail(fmt::format("--dtype: unknown dtype '{}'", b.dtype), 2);
+  Dims dims;
+  {
+    long long rows = 0, width = 0;
+    char x = 0, extra = 0;
+    if (std::sscanf(b.shape.c_str(), "%lld%c%lld%c", &rows, &x, &width, &extra) != 3 || (x != 'x' && x != 'X') || rows < 1 || width < 1)
+      return fail(fmt::format("--shape: '{}' is not ROWSxWIDTH with both >= 1 (e.g. 8192x4096)", b.shape), 2);
+    dims.rows = rows;
+    dims.width = width;
+  }
+  dims.x = dims.param = *dt;
+  dims.default_convention = true;
+  ValidProblem vp = [&] {
+    try {
+      return draw_problem(*op, dims);
+    } catch (const SpecError& e) {
+      throw UsageError(fmt::format("bench: {} cannot be drawn at {} {}: {}", b.op, b.dtype, b.shape, e.what()));
+    }
+  }();
+  const Problem& p = *vp;
+  if (b.threads > 0) omp_set_num_threads(b.threads);
+  const int threads = b.threads > 0 ? b.threads : omp_get_max_threads();
+  const std::int64_t elements = p.x().size();
+  nlohmann::json j{{"op", b.op}, {"dtype", b.dtype}, {"shape", shape_str(p.x().shape())}, {"threads", threads},
+                   {"warmup", b.warmup}, {"repeats", b.repeats}};
+
+  if (b.reference) {
+    reference::set_fast_path(b.reference_path == "auto");
+    const auto before = reference::fast_path_counts();
+    // The op's reference itself, not evaluate_exact (which keeps the result in vp).
+    const Timing t = time_runs(0, b.repeats, [&] { (void)p.op.def().reference(vp); });
+    const auto after = reference::fast_path_counts();
+    const double per_run = static_cast<double>(b.repeats);
+    const double certified = static_cast<double>(after.certified - before.certified) / per_run,
+                 recomputed = static_cast<double>(after.recomputed - before.recomputed) / per_run;
+    const double eps_cpu = static_cast<double>(elements) / t.cpu_median();
+    j["reference"] = {{"path", b.reference_path}, {"elements", elements}, {"wall_s_min", t.min()}, {"wall_s_median", t.median()},
+                      {"cpu_s_median", t.cpu_median()}, {"elements_per_cpu_s", eps_cpu},
+                      {"rows_certified", certified}, {"rows_recomputed_mpfr", recomputed}};
+    if (b.format == "json") {
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("reference ({}) {} {} {}: {:.3g} elements per CPU-second ({:.3g} CPU-s, {:.3g} s wall median of {})\n", b.reference_path,
+                 b.op, b.dtype, shape_str(p.x().shape()), eps_cpu, t.cpu_median(), t.median(), b.repeats);
+      if (certified + recomputed > 0)
+        fmt::print("  rows: {:.0f} decided by the certified double-double path, {:.0f} recomputed in MPFR\n", certified, recomputed);
+    }
+    return 0;
+  }
+
+  for (const auto& name : b.backend)
+    if (name == "reference")
+      return fail("--backend reference returns the run's ground truth, evaluated once per problem: time the reference with --reference", 2);
+  BackendOptions bopt;
+  bopt.timeout_s = b.timeout;
+  BackendSet bs = resolve_backends(b.backend.empty() ? std::vector<std::string>{"cpu"} : b.backend, {}, bopt, /*strict=*/true);
+  if (bs.backends.size() != 1) return fail(fmt::format("give one backend (--backend B), not {}", bs.backends.size()), 2);
+  Backend& be = *bs.backends.front();
+  if (auto why = be.unavailable()) return fail(*why, 3);
+  if (auto why = be.unsupported(vp, {})) return fail(fmt::format("{} does not run this problem: {}", be.name(), *why), 3);
+
+  // One run first, checked: a timing of a kernel that leaves NaN in its output means nothing.
+  Outputs out;
+  try {
+    out = be.run(vp, {});
+  } catch (const std::exception& e) {
+    return fail(fmt::format("{}: {}", be.name(), e.what()), 3);
+  }
+  const std::int64_t bad = nan_elements(p, out);
+  const std::size_t bytes = bytes_moved(p, out);
+  auto time_backend = [&](Backend& bk) {
+    return time_runs(b.warmup, b.repeats, [&] { out = bk.run(vp, {}); });
+  };
+  const Timing tk = time_backend(be);
+
+  // The peer in the same run: a copy of bytes / 2 into another buffer (reads and writes the
+  // same number of bytes as the backend), on the same threads, in 1 MiB chunks.
+  const std::size_t half = bytes / 2;
+  std::vector<unsigned char> src(half, 1), dst(half, 0);
+  const std::int64_t chunk = 1 << 20, chunks = static_cast<std::int64_t>((half + chunk - 1) / chunk);
+  const Timing tc = time_runs(b.warmup, b.repeats, [&] {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::size_t off = static_cast<std::size_t>(c * chunk), n = std::min<std::size_t>(chunk, half - off);
+      std::memcpy(dst.data() + off, src.data() + off, n);
+    }
+  });
+  auto gbs = [](std::size_t by, double s) { return static_cast<double>(by) / s / 1e9; };
+  j["backend"] = {{"name", be.name()}, {"identity", be.identity()}, {"bytes", bytes}, {"wall_s_min", tk.min()},
+                  {"wall_s_median", tk.median()}, {"cpu_s_median", tk.cpu_median()}, {"gb_per_s", gbs(bytes, tk.min())},
+                  {"nan_outputs", bad}};
+  j["copy"] = {{"bytes", 2 * half}, {"wall_s_min", tc.min()}, {"gb_per_s", gbs(2 * half, tc.min())}};
+  j["ratio_to_copy"] = tc.min() / tk.min();
+
+  // oneDNN's layer normalization on the same problem and threads, when built in and it runs it.
+  std::optional<double> onednn_ratio;
+  if (be.name() != "onednn" && p.op == Op::layer_norm) {
+    auto dnnl = make_backend("onednn");
+    if (dnnl && !dnnl->unavailable() && !dnnl->unsupported(vp, {})) {
+      const Timing td = time_backend(*dnnl);
+      onednn_ratio = td.min() / tk.min();
+      j["onednn"] = {{"identity", dnnl->identity()}, {"wall_s_min", td.min()}, {"gb_per_s", gbs(bytes, td.min())}};
+      j["ratio_to_onednn"] = *onednn_ratio;
+    }
+  }
+  if (b.format == "json") {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{} {} {} {} on {} thread{}: {:.3g} GB/s (min {:.3g} ms, median {:.3g} ms, {:.3g} CPU-ms; {} bytes)\n", be.name(),
+               b.op, b.dtype, shape_str(p.x().shape()), threads, threads == 1 ? "" : "s", gbs(bytes, tk.min()), 1e3 * tk.min(),
+               1e3 * tk.median(), 1e3 * tk.cpu_median(), bytes);
+    fmt::print("  copy of the same bytes: {:.3g} GB/s; ratio to copy {:.3f}\n", gbs(2 * half, tc.min()), tc.min() / tk.min());
+    if (onednn_ratio) fmt::print("  oneDNN ({}): {:.3g} GB/s; ratio to oneDNN {:.3f}\n", j["onednn"]["identity"].get<std::string>(), gbs(bytes, j["onednn"]["wall_s_min"].get<double>()), *onednn_ratio);
+  }
+  if (bad) return fail(fmt::format("{}: {} output elements are NaN for finite inputs: the timing describes a broken kernel", be.name(), bad), 1);
+  return 0;
+}
+
+}  // namespace normcheck::cli

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# normcheck bench and the reference's fast path end to end (issue 15): the bench reports a
+# backend's GB/s beside a copy of the same bytes and the reference's elements per CPU-second;
+# bad usage exits 2; `run --reference-path mpfr` and the fast path give the same report; the
+# report does not depend on the thread count; OMP_WAIT_POLICY set by the user is kept.
+# Run by ctest from the source root with NORMCHECK set to the binary.
+set -u
+nc=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+expect() {  # expect NAME WANT_RC CMD...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -20 "$tmp/out" "$tmp/err"; fi
+}
+contains() {  # contains NAME FILE PATTERN
+  if grep -qE -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: no /$3/ in $2"; head -20 "$2"; fi
+}
+
+expect "bench cpu" 0 "$nc" bench --shape 64x768 --repeats 3 --threads 1
+contains "GB/s and bytes" "$tmp/out" '^cpu layer_norm f32 \[64, 768\] on 1 thread: [0-9.e+]+ GB/s .*; [0-9]+ bytes\)'
+contains "copy ratio" "$tmp/out" '^  copy of the same bytes: [0-9.e+]+ GB/s; ratio to copy [0-9.]+$'
+expect "bench json" 0 "$nc" bench --shape 32x256 --dtype bf16 --op rms_norm --repeats 2 --format json
+cp "$tmp/out" "$tmp/bench.json"
+expect "bench json fields" 0 python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["op"] == "rms_norm" and j["dtype"] == "bf16" and j["repeats"] == 2, j
+b = j["backend"]
+# x [32, 256] bf16 read (and gamma [256] where the default convention has one), y written
+assert b["bytes"] in (2 * (32 * 256 * 2), 2 * (32 * 256 * 2) + 256 * 2), b
+assert b["gb_per_s"] > 0 and j["copy"]["gb_per_s"] > 0 and j["ratio_to_copy"] > 0 and b["nan_outputs"] == 0, j
+' "$tmp/bench.json"
+expect "bench reference" 0 "$nc" bench --reference --shape 16x768 --repeats 1
+contains "reference rate" "$tmp/out" '^reference \(auto\) layer_norm f32 \[16, 768\]: [0-9.e+]+ elements per CPU-second'
+contains "reference rows" "$tmp/out" '^  rows: 16 decided by the certified double-double path, 0 recomputed in MPFR$'
+expect "bench reference mpfr" 0 "$nc" bench --reference --reference-path mpfr --shape 4x64 --repeats 1 --format json
+cp "$tmp/out" "$tmp/ref.json"
+expect "mpfr rows" 0 python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["reference"]; assert r["rows_certified"] == 0 and r["path"] == "mpfr", r' "$tmp/ref.json"
+
+expect "bad shape" 2 "$nc" bench --shape 0x16
+contains "bad shape message" "$tmp/err" "--shape: '0x16' is not ROWSxWIDTH"
+expect "bad shape text" 2 "$nc" bench --shape 16x16x2
+expect "bad op" 2 "$nc" bench --op nosuch
+expect "bad dtype" 2 "$nc" bench --dtype f128
+expect "bad format" 2 "$nc" bench --format xml
+expect "bad path" 2 "$nc" bench --reference --reference-path fast
+expect "reference backend refused" 2 "$nc" bench --backend reference
+contains "reference backend why" "$tmp/err" 'ground truth'
+expect "unsupported is exit 3" 3 "$nc" bench --backend cuda --shape 4x16
+
+# The fast path and MPFR give the same report: every verdict, error and count; the stab
+# values within 1e-12 relative (their condition magnitudes are a bound, evaluated in binary64
+# on the fast path: (m + 16) 2^-52, row_norm.hpp cond_t); the sign of a NaN printed aside.
+cases="cases/layer_norm cases/rms_norm"
+expect "run auto" 0 "$nc" run $cases --format json --output "$tmp/auto.json"
+contains "fast path counted" "$tmp/err" '^reference: [0-9]+ rows decided by the certified double-double path, [0-9]+ recomputed in MPFR'
+expect "run mpfr" 0 "$nc" run $cases --format json --output "$tmp/mpfr.json" --reference-path mpfr
+expect "no fast path under mpfr" 1 grep -q 'certified double-double' "$tmp/err"
+expect "run 1 thread" 0 env OMP_NUM_THREADS=1 "$nc" run $cases --format json --output "$tmp/one.json"
+expect "run passive kept active" 0 env OMP_WAIT_POLICY=active "$nc" run $cases --format json --output "$tmp/active.json"
+expect "bad reference path" 2 "$nc" run $cases --reference-path fast
+strip='import json, re, sys
+def same(a, b, path):
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = (set(a) | set(b)) - {"seconds"}
+        return all(k in a and k in b and same(a[k], b[k], path + "/" + k) for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(u, v, path) for u, v in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and "stab" in path:
+        return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    if isinstance(a, str) and isinstance(b, str):
+        n = lambda s: re.sub(r"-nan", "nan", s)
+        return n(a) == n(b) or ("stab" in n(a) and re.sub(r"[0-9.e+-]+", "#", n(a)) == re.sub(r"[0-9.e+-]+", "#", n(b)))
+    if a != b: print(path, a, b)
+    return a == b
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert same(a, b, ""), "reports differ"
+assert len(a["cases"]) > 200, "an empty report"'
+expect "mpfr = fast path" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/mpfr.json"
+expect "1 thread = 2 threads" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/one.json"
+expect "active = passive" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/active.json"
+
+echo "bench_reference_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
