@@ -116,8 +116,8 @@ class DDBall {
   DDBall() = default;
   DDBall(double v) : h_(v) {}  // NOLINT: an exact value, as T(x) for MPFR
   template <std::integral I>
-  DDBall(I n) : h_(static_cast<double>(n)) {  // NOLINT
-    if (static_cast<I>(h_) != n) throw Uncertain{__LINE__};
+  DDBall(I n) : h_(static_cast<double>(n)) {  // NOLINT: exact for |n| <= 2^53
+    if (!(std::fabs(h_) <= 0x1p53)) throw Uncertain{__LINE__};
   }
 
   double hi() const { return h_; }
