@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "cases/case.hpp"
+#include "cases/matrix.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/common/precision.hpp"
 #include "ops/common/row_norm.hpp"
@@ -99,6 +100,11 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK_THROWS_AS(DDBall(0x1p-600) * DDBall(0x1p-600), Uncertain);
   CHECK_THROWS_AS(DDBall(0x1p-600) * DDBall(0x1p-600 / 3), Uncertain);
   CHECK_THROWS_AS(DDBall(0x1p800) * DDBall(0x1p800 / 3), Uncertain);
+  // An overflow inside an operation (x^2 of x ~ 2^600: inf - inf in TwoProduct) is never a
+  // NaN result: the coverage matrix's "huge" regime once came back NaN from here.
+  CHECK_THROWS_AS(DDBall(0x1p600) * DDBall(0x1p600), Uncertain);
+  CHECK_THROWS_AS(DDBall(0x1p600) * DDBall(0x1p600 / 3), Uncertain);
+  CHECK_THROWS_AS(DDBall(0x1p899) * DDBall(3.0), Uncertain);
   // Signs of zero as IEEE (and MPFR): -0 - 0 = -0, -0 / 2 = -0, and so as a long double.
   CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));
 }
@@ -130,9 +136,17 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
 }
 
 TEST_CASE("reference fast path: every bundled forward layer_norm and rms_norm case, bit for bit", "[reference][fastpath]") {
+  // The case files and the coverage matrix's quick tier (its regimes: huge values whose
+  // squares overflow, tiny, subnormal, mixed, constant, zeros, non-finite), and its full tier
+  // with NORMCHECK_EQUIV_FULL=1.
   std::int64_t problems = 0, rows_certified_before = reference::fast_path_counts().certified;
-  for (const auto& file : find_case_files({test::source_path("cases")})) {
-    for (const Case& cs : parse_case_file(file)) {
+  std::vector<Case> all;
+  for (const auto& file : find_case_files({test::source_path("cases")}))
+    for (Case& cs : parse_case_file(file)) all.push_back(std::move(cs));
+  for (Case& cs : coverage_matrix(std::getenv("NORMCHECK_EQUIV_FULL") ? Tier::full : Tier::quick)) all.push_back(std::move(cs));
+  {
+    for (const Case& cs : all) {
+      const std::string file = cs.file;
       const Problem& p = cs.problem;
       const std::string op(p.op.name());
       if ((op != "layer_norm" && op != "rms_norm") || p.conv.direction != Direction::forward) continue;
@@ -143,7 +157,7 @@ TEST_CASE("reference fast path: every bundled forward layer_norm and rms_norm ca
       ++problems;
     }
   }
-  CHECK(problems > 50);
+  CHECK(problems > 400);
   // The fast path decided rows here (the test exercised it, not only its fallback).
   CHECK(reference::fast_path_counts().certified - rows_certified_before > 1000);
 }

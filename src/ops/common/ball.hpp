@@ -170,18 +170,18 @@ class DDBall {
   static bool nan2(const DDBall& a, const DDBall& b) { return std::isnan(a.h_) || std::isnan(b.h_); }
   static bool unordered(const DDBall& a, const DDBall& b) { return nan2(a, b); }
   static void operand(const DDBall& a) {
-    if (std::fabs(a.h_) > kMax) throw Uncertain{__LINE__};
+    if (!(std::fabs(a.h_) <= kMax)) throw Uncertain{__LINE__};
   }
   /// A computed result (h, l) with radius bound r (before the scaling of the radius).
   static DDBall result(double h, double l, double r) {
-    const double ah = std::fabs(h);
-    if (ah > kMax || (ah < kMin && !(h == 0 && l == 0))) throw Uncertain{__LINE__};
+    const double ah = std::fabs(h);  // NaN or inf from finite operands (an overflow inside) fails the test too
+    if (!(ah <= kMax) || (ah < kMin && !(h == 0 && l == 0)) || !(r < HUGE_VAL)) throw Uncertain{__LINE__};
     return DDBall(h, l, r * kUp + kTiny);
   }
   /// An exactly computed result (h, l): radius 0, the same range rule.
   static DDBall exact(double h, double l) {
     const double ah = std::fabs(h);
-    if (ah > kMax || (ah < kMin && !(h == 0 && l == 0))) throw Uncertain{__LINE__};
+    if (!(ah <= kMax) || (ah < kMin && !(h == 0 && l == 0)) || !std::isfinite(l)) throw Uncertain{__LINE__};
     return DDBall(h, l, 0.0);
   }
   static DDBall nan() { return DDBall(NAN, 0.0, 0.0); }
