@@ -19,14 +19,16 @@ struct RowOutputs {
   ExactOutput y, mean, rstd;
 };
 
-/// Evaluates row r of x in T and stores its outputs (overwriting whatever a failed attempt
-/// left). Throws Uncertain when T is DDBall and its radius cannot decide.
+/// gamma and beta as T, loaded once per problem.
 template <class T>
 struct Params {
   std::vector<T> gamma, beta;
   explicit Params(const Problem& p) : gamma(detail::load_all<T>(p.input("gamma"))), beta(detail::load_all<T>(p.input("beta"))) {}
 };
 
+/// Evaluates row r of x in T and stores all of its outputs (each element of the row, so a
+/// failed DDBall attempt's partial writes are overwritten). Throws Uncertain when T is
+/// DDBall and its radius cannot decide.
 template <class T>
 void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Params<T>& a, RowOutputs& o) {
   const Tensor& x = p.x();
