@@ -284,3 +284,42 @@ TEST_CASE("round_to: the fast path for doubles equals the general path", "[dtype
   }
   CHECK(n == 1200000);
 }
+
+TEST_CASE("ulp: the exponent-field path equals frexp and ldexp, in double and long double", "[dtype][ulp]") {
+  // ulp() reads the exponent of the value's binary64 rounding and corrects a long double just
+  // below a power of two that the rounding carried up (core/dtype.cpp frexp_exponent). The
+  // definition it must equal: 2^(max(frexp exponent, min_exp) - precision) of |r| clamped to
+  // max_finite. Random values over every format's range and beyond, the long doubles just
+  // below and above each power of two, zeros, subnormal doubles, infinities.
+  const auto defined = [](DType t, long double r) -> long double {
+    if (t == DType::int8) return 1;
+    const FormatInfo& f = format_info(t);
+    long double a = std::fabs(r);
+    if (std::isinf(a) || a > static_cast<long double>(f.max_finite)) a = f.max_finite;
+    int e = f.min_exp;
+    if (a != 0) std::frexp(a, &e);
+    return std::ldexp(1.0L, std::max(e, f.min_exp) - f.precision);
+  };
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(0.5, 1.0);
+  std::int64_t n = 0;
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8}) {
+    std::vector<long double> vals{0.0L, -0.0L, HUGE_VALL, -HUGE_VALL, 0x1p-1074L, 0x1p-1030L, 0x1.8p-1023L, 0x1p-1022L};
+    for (int k = -1074; k <= 1023; ++k) {
+      const long double p = std::ldexp(1.0L, k);
+      vals.insert(vals.end(), {p, p * (1 - 0x1p-64L), p * (1 - 0x1p-60L), p * (1 + 0x1p-63L), p * (1 - 0x1p-54L)});
+    }
+    for (int i = 0; i < 20000; ++i) vals.push_back(std::ldexp(static_cast<long double>(u(g)) + std::ldexp(static_cast<long double>(u(g)), -53), -1074 + static_cast<int>(g() % 2098)));
+    for (long double v : vals) {
+      for (long double r : {v, -v}) {
+        const long double want = defined(t, r), got = ulp(t, r);
+        if (!(got == want)) FAIL_CHECK(fmt::format("{} ulp({:a}) = {:a}, defined {:a}", dtype_name(t), r, got, want));
+        const double rd = static_cast<double>(r);
+        if (!(ulp(t, rd) == static_cast<double>(defined(t, rd)))) FAIL_CHECK(fmt::format("{} ulp(double {:a})", dtype_name(t), rd));
+        ++n;
+      }
+    }
+  }
+  CHECK(n > 7 * 2 * 30000);
+  CHECK(std::isnan(ulp(DType::f32, std::numeric_limits<long double>::quiet_NaN())));
+}

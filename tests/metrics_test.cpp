@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include "checks/metrics.hpp"
 
@@ -94,4 +95,54 @@ TEST_CASE("metrics: literal comparison reports the worst element by coordinates"
   const LiteralError le = compare_literal(got, {1, 2, 3, 4}, DType::f64);
   CHECK(le.abs.value == 0.5);
   CHECK(le.abs.coords == std::vector<std::int64_t>{1, 1});
+}
+
+TEST_CASE("metrics: the worst element of every metric equals a plain scan of every element", "[metrics]") {
+  // measure() skips the divisions of an element that cannot beat the current worst
+  // (could_exceed); the plain definition below evaluates every element. Same values, same
+  // indices (the first of equal values), on data with ties, zeros, NaN and inf.
+  std::mt19937_64 g(3);
+  std::normal_distribution<double> nd(0, 1);
+  for (DType out : {DType::f32, DType::bf16, DType::f16, DType::f64, DType::fp8_e4m3fn, DType::int8}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const std::int64_t n = 2000;
+      std::vector<long double> ex(n);
+      std::vector<double> cond(n);
+      for (std::int64_t i = 0; i < n; ++i) {
+        ex[i] = static_cast<long double>(nd(g)) * (trial % 5 == 0 ? 1e-30L : 3);
+        if (g() % 50 == 0) ex[i] = 0;
+        cond[i] = std::fabs(nd(g)) * 4;
+      }
+      reference::ExactOutput ref = exact_of(out, {n}, ex, cond);
+      Tensor got = ref.rounded;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto k = g() % 40;
+        if (k < 8) got.set(i, got.get(i) + static_cast<double>(k) * ulp(out, got.get(i)));   // ties across elements
+        else if (k == 8 && trial % 4 == 1) got.set(i, NAN);
+        else if (k == 9 && trial % 4 == 2) got.set(i, HUGE_VAL);
+        else if (k < 14) got.set(i, got.get(i) * (1 + 1e-3 * nd(g)));
+      }
+      const MetricSet m = measure(got, ref, out, DType::f32);
+      // The definitions (metrics.hpp), every element.
+      Worst abs, rel, ul, st;
+      const long double ua = unit_roundoff(DType::f32);
+      auto take = [](Worst& w, double v, std::int64_t i) { if (w.index < 0 || v > w.value || (std::isnan(v) && !std::isnan(w.value))) { w.value = v; w.index = i; } };
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double y = got.get(i);
+        const long double r = ex[i];
+        const bool bad = std::isnan(y) != std::isnan(r) || (std::isinf(y) && !(static_cast<long double>(y) == r));
+        const long double e = bad ? HUGE_VALL : std::isnan(y) ? 0 : std::fabs(y - r);
+        const long double u = ulp(out, r);
+        take(abs, static_cast<double>(e), i);
+        take(rel, static_cast<double>(bad ? HUGE_VALL : e == 0 ? 0 : r == 0 ? HUGE_VALL : e / std::fabs(r)), i);
+        take(ul, static_cast<double>(e / u), i);
+        take(st, static_cast<double>(e == 0 ? 0 : is_quantized(out) ? quantized_stab(e, u, ua * cond[i]) : e / (u / 2 + ua * cond[i])), i);
+      }
+      INFO(dtype_name(out) << " trial " << trial);
+      for (auto [w, want] : {std::pair{&m.abs, &abs}, {&m.rel, &rel}, {&m.ulp, &ul}, {&m.stab, &st}}) {
+        CHECK(w->index == want->index);
+        CHECK((w->value == want->value || (std::isnan(w->value) && std::isnan(want->value))));
+      }
+    }
+  }
 }

@@ -547,7 +547,8 @@ void recorded_of(const Ctx& c, const toml::node* n, const std::string& f, const 
   }
 }
 
-Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::map<std::string, Case>& earlier) {
+Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::vector<Case>& cases,
+             const std::map<std::string, std::size_t>& earlier) {
   const int line = static_cast<int>(raw.source().begin.line);
   check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "note", "base", "transform", "convention",
                               "inputs", "expect", "recorded"});
@@ -586,7 +587,7 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
     const std::string b = string_of(c, *n, f + ".base");
     auto it = earlier.find(b);
     if (it == earlier.end()) c.fail(n, f + ".base", fmt::format("base case '{}' is not defined earlier in this file", b));
-    base = &it->second;
+    base = &cases[it->second];
   }
   Problem& p = cs.problem;
   if (base) { p = base->problem; cs.seeds = base->seeds; }
@@ -700,12 +701,12 @@ std::vector<Case> cases_of(const Ctx& c, const toml::table& root) {
   const toml::array* arr = cn->as_array();
   if (!arr) c.fail(cn, "case", "expected [[case]] tables");
   std::vector<Case> out;
-  std::map<std::string, Case> by_name;
+  std::map<std::string, std::size_t> by_name;  // index into out (not a copy: inputs can be GBs)
   for (auto& e : *arr) {
     const toml::table* t = e.as_table();
     if (!t) c.fail(&e, "case", "expected a table");
-    Case cs = case_of(c, *defaults, *t, by_name);
-    by_name.emplace(cs.name, cs);
+    Case cs = case_of(c, *defaults, *t, out, by_name);
+    by_name.emplace(cs.name, out.size());
     out.push_back(std::move(cs));
   }
   return out;

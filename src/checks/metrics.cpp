@@ -29,11 +29,22 @@ void update(Worst& w, double v, std::int64_t i, double got, long double exact) {
     w.value = v; w.index = i; w.got = got; w.exact = exact;
   }
 }
+
+/// Whether the metric value e / d of an element (d > 0; rounded to double by update) could
+/// be chosen over w's: false only where e <= w d (1 - 2^-50), so e / d < w and its double
+/// is at most w, which update() would not take (a larger value wins, the first of equals
+/// stays). The test lets measure skip the divisions and updates of the elements that
+/// cannot be the worst (nearly all of them); NaN anywhere answers true (update decides).
+bool could_exceed(const Worst& w, long double e, long double d) {
+  return w.index < 0 || !(e <= static_cast<long double>(w.value) * d * (1 - 0x1p-50L));
+}
 }  // namespace
 
 MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc) {
   MetricSet s;
   const long double u_acc = unit_roundoff(acc);
+  const long double max_finite = format_info(out).max_finite;
+  const bool quantized = is_quantized(out);
   long double se = 0, sr = 0;
   const std::int64_t n = got.size();
   s.count = n;
@@ -43,7 +54,7 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     // An exact value beyond the output format's range has a non-finite correct rounding
     // (+-inf; NaN for fp8_e4m3fn): that is the value to return (a saved rstd of a subnormal
     // row in binary32).
-    if (std::isfinite(r) && std::fabs(r) > format_info(out).max_finite && !std::isfinite(round_to(out, r))) r = round_to(out, r);
+    if (std::isfinite(r) && std::fabs(r) > max_finite && !std::isfinite(round_to(out, r))) r = round_to(out, r);
     long double e;
     bool mismatch = false;
     if (std::isnan(r) || std::isnan(y)) {
@@ -57,14 +68,15 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     }
     s.nan_mismatches += mismatch;
     const long double ar = std::fabs(r);
-    const long double rel = mismatch ? HUGE_VALL : e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar);
     const long double u = ulp(out, std::isfinite(r) ? r : 0.0L);
     const long double c = ref.cond[static_cast<std::size_t>(i)];
     const long double denom = u / 2 + u_acc * (std::isfinite(c) ? c : 0.0L);
-    update(s.abs, static_cast<double>(e), i, y, r);
-    update(s.rel, static_cast<double>(rel), i, y, r);
-    update(s.ulp, static_cast<double>(e / u), i, y, r);
-    update(s.stab, static_cast<double>(e == 0 ? 0 : is_quantized(out) ? quantized_stab(e, u, u_acc * c) : e / denom), i, y, r);
+    if (could_exceed(s.abs, e, 1)) update(s.abs, static_cast<double>(e), i, y, r);
+    if (mismatch || ar == 0 || could_exceed(s.rel, e, ar))
+      update(s.rel, static_cast<double>(mismatch ? HUGE_VALL : e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar)), i, y, r);
+    if (could_exceed(s.ulp, e, u)) update(s.ulp, static_cast<double>(e / u), i, y, r);
+    if (quantized || could_exceed(s.stab, e, denom))
+      update(s.stab, static_cast<double>(e == 0 ? 0 : quantized ? quantized_stab(e, u, u_acc * c) : e / denom), i, y, r);
     if (std::isfinite(r) && !mismatch) { se += e * e; sr += r * r; }
   }
   // A non-finite mismatch (NaN for a number, inf for a finite value, a number for NaN) is an

@@ -38,7 +38,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
   for (const Case& cs : cases) {
     const ValidProblem vp = validate(cs.problem);  // once per case, for the reference and every backend
     const Problem& p = *vp;
-    const ExactOutputs ref = reference::evaluate_exact(vp);
+    const ExactOutputs& ref = reference::evaluate_exact(vp);  // kept in vp: no copy
     const Gate gate = cs.gate ? *cs.gate : default_gate(p);
     auto checks = checks_for(cs);
     for (auto& be : backends) {
