@@ -1,6 +1,7 @@
 #include "checks/metrics.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace normcheck {
@@ -45,12 +46,13 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
   const long double u_acc = unit_roundoff(acc);
   const long double max_finite = format_info(out).max_finite;
   const bool quantized = is_quantized(out);
+  const UlpOf ulp_out(out);
   long double se = 0, sr = 0;
   const std::int64_t n = got.size();
   s.count = n;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double y = got.get(i);
-    long double r = ref.exact[static_cast<std::size_t>(i)];
+  // Every metric of element i (y the backend's value, r the exact one); `sums`: whether it
+  // also adds to nmse's sums (the fast loop below adds the elements it screens itself).
+  const auto element = [&](std::int64_t i, double y, long double r, bool sums) {
     // An exact value beyond the output format's range has a non-finite correct rounding
     // (+-inf; NaN for fp8_e4m3fn): that is the value to return (a saved rstd of a subnormal
     // row in binary32).
@@ -68,7 +70,7 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     }
     s.nan_mismatches += mismatch;
     const long double ar = std::fabs(r);
-    const long double u = ulp(out, std::isfinite(r) ? r : 0.0L);
+    const long double u = ulp_out(std::isfinite(r) ? r : 0.0L);
     const long double c = ref.cond[static_cast<std::size_t>(i)];
     const long double denom = u / 2 + u_acc * (std::isfinite(c) ? c : 0.0L);
     if (could_exceed(s.abs, e, 1)) update(s.abs, static_cast<double>(e), i, y, r);
@@ -77,7 +79,37 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     if (could_exceed(s.ulp, e, u)) update(s.ulp, static_cast<double>(e / u), i, y, r);
     if (quantized || could_exceed(s.stab, e, denom))
       update(s.stab, static_cast<double>(e == 0 ? 0 : quantized ? quantized_stab(e, u, u_acc * c) : e / denom), i, y, r);
-    if (std::isfinite(r) && !mismatch) { se += e * e; sr += r * r; }
+    if (sums && std::isfinite(r) && !mismatch) { se += e * e; sr += r * r; }
+  };
+  // The screen: a finite element (y, r within the format's range, c) whose error e satisfies
+  // e <= t d for every metric's divisor d and threshold t = worst (1 - 2^-50) cannot change
+  // a worst value (could_exceed), so it only adds to nmse's sums. The ulp and stab divisors
+  // are taken at their lower bounds u >= |r| 2^-p (2^(e-p) for |r| < 2^e; the subnormal
+  // spacing below min_normal) so that most elements need no ulp at all; an element the
+  // bound cannot screen gets every metric exactly (element()). Quantized outputs: element().
+  constexpr long double kShrink = 1 - 0x1p-50L;
+  const auto threshold = [&](const Worst& w) { return w.index < 0 ? -1.0L : static_cast<long double>(w.value) * kShrink; };
+  const long double ulp_scale = std::ldexp(1.0L, -format_info(out).precision);  // u >= |r| ulp_scale
+  long double t_abs = -1, t_rel = -1, t_ulp = -1, t_stab = -1;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double y = got.get(i);
+    const long double r = ref.exact[static_cast<std::size_t>(i)];
+    const double c = ref.cond[static_cast<std::size_t>(i)];
+    const long double ar = std::fabs(r);
+    if (!quantized && ar <= max_finite && std::fabs(y) <= DBL_MAX && std::fabs(c) <= DBL_MAX) {
+      const long double e = std::fabs(static_cast<long double>(y) - r);
+      se += e * e;
+      sr += r * r;
+      const long double u_low = ar * ulp_scale;
+      if (e <= t_abs && e <= t_rel * ar && e <= t_ulp * u_low && e <= t_stab * (u_low / 2 + u_acc * c)) continue;
+      element(i, y, r, false);
+    } else {
+      element(i, y, r, true);
+    }
+    t_abs = threshold(s.abs);
+    t_rel = threshold(s.rel);
+    t_ulp = threshold(s.ulp);
+    t_stab = threshold(s.stab);
   }
   // A non-finite mismatch (NaN for a number, inf for a finite value, a number for NaN) is an
   // infinite error in every metric, nmse included: nmse skipped non-finite exact elements,

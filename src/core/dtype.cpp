@@ -64,50 +64,8 @@ bool has_nan(DType t) noexcept { return t != DType::int8; }
 
 double unit_roundoff(DType t) noexcept { return std::ldexp(1.0, -format_info(t).precision); }
 
-namespace {
-/// 2^k as a double, exactly, for -1074 <= k <= 1023 (subnormal below -1022).
-double pow2(int k) noexcept {
-  const std::uint64_t bits = k >= -1022 ? static_cast<std::uint64_t>(k + 1023) << 52 : std::uint64_t{1} << (k + 1074);
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
-/// frexp's exponent of a (a = f 2^e, 0.5 <= f < 1) for finite a > 0 of at most double's
-/// range, without a library call: the exponent field of a's binary64 rounding, less one
-/// where that rounding carried a (long double) a just below 2^k up to 2^k (rounding is
-/// monotone and 2^k is a double, so it never carries downward). Subnormal doubles: frexp.
-template <class R>
-int frexp_exponent(R a) noexcept {
-  const double d = static_cast<double>(a);
-  if (!(d >= 0x1p-1022)) {
-    int e = 0;
-    std::frexp(a, &e);
-    return e;
-  }
-  std::uint64_t bits;
-  std::memcpy(&bits, &d, sizeof bits);
-  int e = static_cast<int>(bits >> 52) - 1022;  // the sign bit is 0
-  if (static_cast<R>(pow2(e - 1)) > a) --e;
-  return e;
-}
-}  // namespace
-
-template <class R>
-static R ulp_impl(DType t, R r) noexcept {
-  using std::fabs;
-  if (std::isnan(r)) return r;
-  if (t == DType::int8) return 1;  // one quantization step
-  const FormatInfo& f = format_info(t);
-  R a = fabs(r);
-  if (std::isinf(a) || a > static_cast<R>(f.max_finite)) a = static_cast<R>(f.max_finite);
-  int e = a == 0 ? f.min_exp : frexp_exponent(a);
-  if (e < f.min_exp) e = f.min_exp;
-  return static_cast<R>(pow2(e - f.precision));  // e - precision >= -1074 for every format
-}
-
-double ulp(DType t, double r) noexcept { return ulp_impl<double>(t, r); }
-long double ulp(DType t, long double r) noexcept { return ulp_impl<long double>(t, r); }
+double ulp(DType t, double r) noexcept { return UlpOf(t)(r); }
+long double ulp(DType t, long double r) noexcept { return UlpOf(t)(r); }
 
 double round_sum_to(DType t, double hi, double lo) noexcept {
   const double r = round_to(t, hi);

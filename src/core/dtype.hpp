@@ -202,6 +202,59 @@ double ulp(DType t, double r) noexcept;
 /// Long-double overload for metrics computed against an exact value.
 long double ulp(DType t, long double r) noexcept;
 
+namespace detail {
+/// 2^k as a double, exactly, for -1074 <= k <= 1023 (subnormal below -1022).
+inline double pow2(int k) noexcept {
+  const std::uint64_t bits = k >= -1022 ? static_cast<std::uint64_t>(k + 1023) << 52 : std::uint64_t{1} << (k + 1074);
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+/// frexp's exponent of a (a = f 2^e, 0.5 <= f < 1) for finite a > 0 of at most double's
+/// range, without a library call: the exponent field of a's binary64 rounding, less one
+/// where that rounding carried a (long double) a just below 2^k up to 2^k (rounding is
+/// monotone and 2^k is a double, so it never carries downward). Subnormal doubles: frexp.
+template <class R>
+int frexp_exponent(R a) noexcept {
+  const double d = static_cast<double>(a);
+  if (!(d >= 0x1p-1022)) {
+    int e = 0;
+    std::frexp(a, &e);
+    return e;
+  }
+  std::uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  int e = static_cast<int>(bits >> 52) - 1022;  // the sign bit is 0
+  if (static_cast<R>(pow2(e - 1)) > a) --e;
+  return e;
+}
+}  // namespace detail
+
+/// ulp() of one format with its constants loaded once, inline: for loops over many elements
+/// (metrics). UlpOf(t)(r) == ulp(t, r) for every r, in double and long double.
+class UlpOf {
+ public:
+  explicit UlpOf(DType t) noexcept
+      : int8_(t == DType::int8), precision_(format_info(t).precision), min_exp_(format_info(t).min_exp),
+        max_finite_(format_info(t).max_finite) {}
+  template <class R>
+  R operator()(R r) const noexcept {
+    if (std::isnan(r)) return r;
+    if (int8_) return 1;  // one quantization step
+    R a = std::fabs(r);
+    if (std::isinf(a) || a > static_cast<R>(max_finite_)) a = static_cast<R>(max_finite_);
+    int e = a == 0 ? min_exp_ : detail::frexp_exponent(a);
+    if (e < min_exp_) e = min_exp_;
+    return static_cast<R>(detail::pow2(e - precision_));  // e - precision >= -1074 for every format
+  }
+
+ private:
+  bool int8_;
+  int precision_, min_exp_;
+  double max_finite_;
+};
+
 /// Whether the double `v` is exactly a value of format `t` (NaN and +-inf included where
 /// the format has them: not +-inf for fp8_e4m3fn; neither, nor -0, for int8).
 bool representable(DType t, double v) noexcept;
