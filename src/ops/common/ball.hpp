@@ -50,6 +50,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include "core/dtype.hpp"
 
@@ -149,6 +150,7 @@ class DDBall {
   friend bool operator>=(const DDBall& a, const DDBall& b) { return sign_of(a - b) >= 0 && !unordered(a, b); }
 
   friend DDBall sqrt(const DDBall& a);
+  friend bool row_moments(const DDBall* x, std::int64_t m, bool center, std::int64_t dof, DDBall& mu, DDBall& v, DDBall* d);
   friend DDBall abs(const DDBall& a) {
     if (std::signbit(a.h_) || (a.h_ == 0 && a.r_ > 0)) return a.h_ == 0 ? DDBall(0.0, 0.0, a.r_) : -a;
     return a;
@@ -303,6 +305,84 @@ inline DDBall sqrt(const DDBall& a) {
   return DDBall::result(zh, zl, err + prop);
 }
 
+
+/// The moments of a group of m exact doubles for normalize_group (row_norm.hpp row_moments):
+/// mu = (1/m) sum x (0 unless center), d_j = x_j - mu, v = (1/dof) sum d_j^2, as balls that
+/// hold the exact values, in fused loops without the generic operations' per-step radii.
+/// Returns false (the caller runs the generic loops) unless every x_j is an exact double
+/// (r = l = 0) with |x_j| in [2^-400, 2^400] or 0, and m <= 2^40; throws Uncertain where a
+/// result leaves the range of the bounds (as the generic operations do).
+///
+/// Error analysis (u = 2^-53; JMP 2017 as in the file comment):
+///   sum    S_k = S_(k-1) + x_k by Algorithm 4 (the last Fast2Sum as a TwoSum: the same
+///          result where it is exact): |S_k - (S_(k-1) + x_k)| <= 2u^2 |S_k|, so the sum of
+///          m doubles errs by <= 2u^2 sum_k |S_k|; 0 when no step rounded (every TwoSum
+///          error-free), as the generic add decides. mu = S / m by the generic division.
+///   d_j    x_j - mu_mid by Algorithm 4: |d_j - d*_j| <= rho_j = r_mu + 4u^2 |d_j| with
+///          d*_j = x_j - mu the exact value (4u^2 covers Algorithm 4's 2u^2 relative to the
+///          exact difference and the step to |d_j|).
+///   q_j    d_j^2 by Algorithm 10: <= 8u^2 d_j^2 (7u^2 + O(u^3)).
+///   ss     sum q_j by Algorithm 6: <= 4u^2 sum_k P_k (P_k the partial sums, all >= 0).
+///   total  |ss - sum d*_j^2| <= sum_j (2 |d_j| rho_j + rho_j^2) + 8u^2 sum d_j^2 + 4u^2 sum P_k
+///          <= 2 r_mu A1 + 2 m r_mu^2 + 17u^2 A2 + 4u^2 A3,
+///          A1 = sum |d_j|, A2 = sum d_j^2, A3 = sum P_k (2 |d_j| 4u^2|d_j| = 8u^2 d_j^2 and
+///          rho_j^2 <= 2 r_mu^2 + 32u^4 d_j^2 fold into 17u^2 A2). A1, A2, A3 are summed in
+///          double from the midpoints' high parts: each within (m + 2) 2^-52 relative of the
+///          sums of the exact magnitudes, so the bound is scaled by 1 + (m + 4) 2^-51.
+///   v      ss / dof by the generic division.
+inline bool row_moments(const DDBall* x, std::int64_t m, bool center, std::int64_t dof, DDBall& mu, DDBall& v, DDBall* d) {
+  if (m <= 0 || m > (std::int64_t{1} << 40)) return false;
+  for (std::int64_t j = 0; j < m; ++j) {
+    const double a = std::fabs(x[j].h_);
+    if (x[j].l_ != 0 || x[j].r_ != 0 || !(a <= 0x1p400) || (a != 0 && a < 0x1p-400)) return false;
+  }
+  constexpr double u2 = 0x1p-106;
+  const double scale = 1 + static_cast<double>(m + 4) * 0x1p-51;
+  mu = DDBall(0.0);
+  if (center) {
+    double sh = 0, sl = 0, partial = 0;
+    bool exact = true;
+    for (std::int64_t j = 0; j < m; ++j) {
+      double s, t, w, we;
+      dd::two_sum(sh, x[j].h_, s, t);
+      dd::two_sum(sl, t, w, we);
+      dd::two_sum(s, w, sh, sl);
+      exact = exact && we == 0;
+      partial += std::fabs(sh);
+    }
+    const DDBall sum = exact ? DDBall::exact(sh, sl) : DDBall::result(sh, sl, 2 * u2 * partial * (1 + 0x1p-51) * scale);
+    mu = sum / DDBall(m);
+  }
+  const double mh = mu.h_, ml = mu.l_, rmu = mu.r_;
+  double qh = 0, ql = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (std::int64_t j = 0; j < m; ++j) {
+    double s, t, w, we, dh, dl;
+    dd::two_sum(x[j].h_, -mh, s, t);
+    dd::two_sum(-ml, t, w, we);
+    dd::two_sum(s, w, dh, dl);
+    if (x[j].h_ == 0 && mu.exact_zero()) dh = x[j].h_ + -mh;  // 0 - 0: IEEE's sign (-0 - +0 = -0), as the generic add
+    const double adh = std::fabs(dh);
+    if (!(adh <= 0x1p440) || (adh < 0x1p-440 && !(dh == 0 && dl == 0))) throw Uncertain{__LINE__};
+    const double rd = rmu + (we == 0 ? 0.0 : 4 * u2 * adh * (1 + 0x1p-51));
+    d[j] = rd == 0 ? DDBall(dh, dl, 0.0) : DDBall(dh, dl, rd * DDBall::kUp + DDBall::kTiny);
+    double ph, pl;  // d_j^2, Algorithm 10
+    dd::two_prod(dh, dh, ph, pl);
+    dd::fast_two_sum(ph, pl + 2 * (dh * dl), ph, pl);
+    double sh, sl, th, tl, vh, vl;  // (qh, ql) += (ph, pl), Algorithm 6
+    dd::two_sum(qh, ph, sh, sl);
+    dd::two_sum(ql, pl, th, tl);
+    dd::fast_two_sum(sh, sl + th, vh, vl);
+    dd::fast_two_sum(vh, tl + vl, qh, ql);
+    a1 += adh;
+    a2 += ph;
+    a3 += qh;
+  }
+  const double r_ss = (2 * rmu * a1 * (1 + 0x1p-51) + 2 * static_cast<double>(m) * rmu * rmu + 17 * u2 * a2 + 4 * u2 * a3) * scale;
+  const DDBall ss = qh == 0 && ql == 0 && r_ss == 0 ? DDBall(0.0) : DDBall::result(qh, ql, r_ss);
+  v = ss / DDBall(dof);
+  return true;
+}
+
 namespace dd {
 
 /// Calls round(h, l) on both outward endpoints of x as normalized pairs and returns the
@@ -329,13 +409,54 @@ R certain(const DDBall& x, F&& round) {
 inline DDBall::operator double() const {
   return dd::certain<double>(*this, [](double h, double) { return h; });  // two_sum's s = RN(s + t)
 }
+namespace dd {
+
+/// Whether every point of the ball h + l +- r rounds, to nearest, to the candidate c of a
+/// float format of `precision` <= 53 bits (c: the caller's rounding of h; h itself for
+/// binary64), decided without certain()'s two endpoint roundings. False (not decided) unless
+/// |c| lies in [min_normal, max_finite] and is not a power of two (whose spacing differs on
+/// its two sides), and |(h - c) + l| + r < spacing(c) / 2 strictly: inside that open interval
+/// every point rounds to c and no tie is reachable. Margins: h - c is exact (Sterbenz: c is
+/// h's rounding, within a factor 2), the sum with l errs by at most 2^-53 of |o|, and both
+/// terms are scaled by 1 + 2^-50, which covers that and the test's own roundings.
+inline bool quick_decides(double h, double l, double r, double c, int precision, double min_normal, double max_finite) {
+  const double ac = std::fabs(c);
+  if (!(ac >= min_normal && ac <= max_finite)) return false;
+  const int e = detail::frexp_exponent(ac);         // |c| in [2^(e-1), 2^e)
+  if (ac == detail::pow2(e - 1)) return false;       // a power of two: a narrower spacing below
+  const double half = detail::pow2(e - precision - 1);
+  const double o = (h - c) + l;
+  return std::fabs(o) * (1 + 0x1p-50) + r * (1 + 0x1p-50) < half;
+}
+
+}  // namespace dd
+
 inline DDBall::operator long double() const {
+  // Quick decision: c = RN64(h + l) (both halves are exact in long double: one rounding);
+  // c - h is exact (Sterbenz) and o = (h + l) - c, the rounding error of a double-word's
+  // rounding, is a long double, so the subtraction returns it exactly. Every point within r
+  // of h + l rounds to c when |o| + r is below half of c's spacing 2^(e-64) (c not a power
+  // of two; c normal in binary64's range), as in quick_decides.
+  if (r_ > 0 && std::fabs(h_) >= 0x1p-900 && std::fabs(h_) <= 0x1p900 && std::numeric_limits<long double>::digits == 64) {
+    const long double c = static_cast<long double>(h_) + static_cast<long double>(l_);
+    const long double o = static_cast<long double>(l_) - (c - static_cast<long double>(h_));
+    const long double ac = std::fabs(c);
+    const int e = detail::frexp_exponent(ac);
+    if (ac != static_cast<long double>(detail::pow2(e - 1)) &&
+        (std::fabs(o) + static_cast<long double>(r_)) * (1 + 0x1p-60L) < static_cast<long double>(detail::pow2(e - 65)))  // e >= -899 here
+      return c;
+  }
   // Both halves are exact in long double, so their long-double sum is rounded once.
   return dd::certain<long double>(*this, [](double h, double l) {
     return l == 0 ? static_cast<long double>(h) : static_cast<long double>(h) + static_cast<long double>(l);  // -0 + 0 would be +0
   });
 }
 inline double round_to(DType t, const DDBall& x) {
+  if (x.radius() > 0 && std::fabs(x.hi()) >= 0x1p-900 && std::fabs(x.hi()) <= 0x1p900 && !is_quantized(t)) {
+    const FormatInfo& f = format_info(t);
+    const double c = t == DType::f64 ? x.hi() : round_to(t, x.hi());
+    if (dd::quick_decides(x.hi(), x.lo(), x.radius(), c, f.precision, f.min_normal, f.max_finite)) return c;
+  }
   if (t == DType::f64) return static_cast<double>(x);
   return dd::certain<double>(x, [t](double h, double l) { return round_sum_to(t, h, l); });
 }

@@ -106,6 +106,15 @@ struct GroupStatistics {
   double c_mean = 0, c_rstd = 0;
 };
 
+/// The moments of a group for normalize_group: mu = (1/m) sum x (0 unless `center`),
+/// v = (1/dof) sum (x - mu)^2 and d[j] = x_j - mu, in T. The generic version returns false,
+/// and normalize_group evaluates them with its plain loops; a number type may overload it
+/// with a faster evaluation of the same exact values (DDBall: ball.hpp), returning true.
+template <class T>
+bool row_moments(const T*, std::int64_t, bool, std::int64_t, T&, T&, T*) {
+  return false;
+}
+
 /// Normalizes one group of m values x[0..m) (layer_norm when `center`, else rms_norm)
 /// into y[0..m) and writes the first-order condition magnitude of each output into cond:
 ///   c_i = |g_i|/D (a_i + [center] (1/m) sum_j a_j + k |n_i| (1/m') sum_j |n_j| a_j)
@@ -130,29 +139,32 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
     if (stats) *stats = {T(NAN), T(NAN), NAN, NAN};
     return;
   }
-  T mu(0);
-  if (center) {
-    for (std::int64_t j = 0; j < m; ++j) mu += x[j];
-    mu /= T(m);
+  const std::int64_t dof = c.variance == Variance::unbiased ? m - 1 : m;
+  // mu, v and d_j = x_j - mu (kept in n, divided by D below, so it is formed once).
+  T mu(0), v(0);
+  std::vector<T> n(static_cast<std::size_t>(m));
+  if (!row_moments(x, m, center, dof, mu, v, n.data())) {
+    if (center) {
+      for (std::int64_t j = 0; j < m; ++j) mu += x[j];
+      mu /= T(m);
+    }
+    T ss(0);
+    for (std::int64_t j = 0; j < m; ++j) {
+      n[j] = x[j] - mu;
+      ss += n[j] * n[j];
+    }
+    v = ss / T(dof);
   }
   const auto a = [&](std::int64_t j) { return mag ? cond_of(mag[j]) : C(abs(cond_of(x[j]))); };
-  T ss(0);
   C mean_abs(0);
-  for (std::int64_t j = 0; j < m; ++j) {
-    const T d = x[j] - mu;
-    ss += d * d;
-    mean_abs += a(j);
-  }
+  for (std::int64_t j = 0; j < m; ++j) mean_abs += a(j);
   mean_abs /= C(m);
-  const std::int64_t dof = c.variance == Variance::unbiased ? m - 1 : m;
-  const T v = ss / T(dof);
   const T D = denominator(v, c);
   const C k = cond_of(denominator_sensitivity(v, D, c)), Dc = cond_of(D);
   // n_j = (x_j - mu) / D, once per element (y and the condition magnitudes both read it).
-  std::vector<T> n(static_cast<std::size_t>(m));
   C mean_nx(0);  // (1/m') sum |n_j| a_j
   for (std::int64_t j = 0; j < m; ++j) {
-    n[j] = (x[j] - mu) / D;
+    n[j] = n[j] / D;
     mean_nx += C(abs(cond_of(n[j]))) * a(j);
   }
   mean_nx /= C(dof);
