@@ -63,20 +63,33 @@ void Tensor::set(std::int64_t i, double v) noexcept {
 }
 
 std::vector<double> Tensor::to_doubles() const {
-  std::vector<double> v(static_cast<std::size_t>(size()));
-  for (std::int64_t i = 0; i < size(); ++i) v[i] = get(i);
+  const std::int64_t n = size();
+  std::vector<double> v(static_cast<std::size_t>(n));
+  if (dtype_ == DType::f32) {
+    const float* d = as<float>();
+    for (std::int64_t i = 0; i < n; ++i) v[i] = d[i];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) v[i] = get(i);
+  }
   return v;
 }
 
 Tensor Tensor::from_doubles(DType t, Shape s, const std::vector<double>& v) {
   Tensor x(t, std::move(s));
-  for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, v[static_cast<std::size_t>(i)]);
+  const std::int64_t n = x.size();
+  if (t == DType::f32) {  // as set(): the IEEE cast is RNE, in a loop that vectorizes
+    float* d = x.as<float>();
+    for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(v[static_cast<std::size_t>(i)]);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) x.set(i, v[static_cast<std::size_t>(i)]);
+  }
   return x;
 }
 
 Tensor Tensor::cast(DType t) const {
   Tensor y(t, shape_);
-  for (std::int64_t i = 0; i < size(); ++i) y.set(i, get(i));
+  const std::int64_t n = size();
+  for (std::int64_t i = 0; i < n; ++i) y.set(i, get(i));
   return y;
 }
 

@@ -17,11 +17,11 @@ int working_bits(const Problem& p) {
   for (const auto& [name, t] : p.inputs) {
     prec = std::max(prec, format_info(t.dtype()).precision);
     n = std::max(n, t.size());
-    for (std::int64_t i = 0; i < t.size(); ++i) {
+    const std::int64_t size = t.size();
+    for (std::int64_t i = 0; i < size; ++i) {
       const double v = t.get(i);
       if (v == 0 || !std::isfinite(v)) continue;
-      int e = 0;
-      std::frexp(v, &e);
+      const int e = normcheck::detail::frexp_exponent(std::fabs(v));  // frexp's exponent
       emax = std::max(emax, e);
       emin = std::min(emin, e);
     }
