@@ -208,14 +208,5 @@ std::uint16_t float_to_half_bits(float v) noexcept {
   return static_cast<std::uint16_t>(sign | r);
 }
 
-std::uint16_t float_to_bf16_bits(float v) noexcept {
-  std::uint32_t x;
-  std::memcpy(&x, &v, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  const std::uint32_t lsb = (x >> 16) & 1u;
-  x += 0x7fffu + lsb;  // RNE; overflow carries into inf correctly
-  return static_cast<std::uint16_t>(x >> 16);
-}
-
 }  // namespace detail
 }  // namespace normcheck

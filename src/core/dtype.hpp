@@ -268,9 +268,18 @@ double bf16_bits_to_double(std::uint16_t h) noexcept;
 std::uint16_t double_to_bf16_bits(double v) noexcept;
 /// binary16 -> binary32, exact, by table (the kernels' hot path).
 float half_bits_to_float(std::uint16_t h) noexcept;
-/// binary32 -> binary16 / bfloat16, correctly rounded (RNE), by bit manipulation.
+/// binary32 -> binary16, correctly rounded (RNE), by bit manipulation.
 std::uint16_t float_to_half_bits(float v) noexcept;
-std::uint16_t float_to_bf16_bits(float v) noexcept;
+/// binary32 -> bfloat16, correctly rounded (RNE: add 0x7fff plus the kept lsb, the carry
+/// running into the exponent and to inf), NaN kept quiet with its sign. Inline and without
+/// branches, so the kernels' store loops vectorize.
+inline std::uint16_t float_to_bf16_bits(float v) noexcept {
+  std::uint32_t x;
+  __builtin_memcpy(&x, &v, 4);
+  const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
+  const std::uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  return static_cast<std::uint16_t>(nan ? (x >> 16) | 0x40u : rounded);
+}
 /// OCP FP8 bits <-> double (t = fp8_e4m3fn or fp8_e5m2). to: exact (by table);
 /// from: round_to(t, v) (RNE, non-saturating: NaN 0x7f / 0x7e with v's sign when out of
 /// range for e4m3fn / NaN), then the encoding.

@@ -61,6 +61,11 @@ void load_row(const Tensor& x, std::int64_t off, std::int64_t m, A* buf) {
     for (std::int64_t j = 0; j < m; ++j) buf[j] = src[j];
     return;
   }
+  if (x.dtype() == DType::bf16) {  // a shift into the upper half of a binary32: vectorizes
+    const std::uint16_t* src = x.as<std::uint16_t>() + off;
+    for (std::int64_t j = 0; j < m; ++j) buf[j] = static_cast<A>(normcheck::detail::bf16_bits_to_float(src[j]));
+    return;
+  }
   const Reader<A> rd{x.data(), x.dtype()};
   for (std::int64_t j = 0; j < m; ++j) buf[j] = rd(off + j);
 }
