@@ -118,6 +118,20 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
   return std::make_unique<RecordedBackend>(name);
 }
 
+std::string named_backend_choices() {
+  std::string s;
+  for (auto& [n, d] : builtin_backends())
+    if (n.rfind("mutant:", 0) != 0) s += (s.empty() ? "" : ", ") + n;
+  return s + ", mutant:<fault>";
+}
+
+std::unique_ptr<Backend> make_named_backend(const std::string& name, const BackendOptions& opt) {
+  bool known = is_backend_spec(name);
+  for (auto& [n, d] : builtin_backends()) known = known || n == name;
+  if (!known) throw std::invalid_argument(fmt::format("unknown backend '{}' (built in: {})", name, named_backend_choices()));
+  return make_backend(name, opt);
+}
+
 bool is_reserved_backend_name(const std::string& name) {
   if (name.find(':') != std::string::npos) return true;
   for (auto& [n, d] : builtin_backends())

@@ -51,5 +51,13 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt);
 /// Whether `name` has the form of a parametric backend (mutant:, plugin:, cmd:).
 bool is_backend_spec(const std::string& name);
+/// make_backend(name, opt) for a name given where no recorded source can be meant (trace,
+/// compare, probe, fuzz, bench): a built-in backend or a spec (mutant:, plugin:, cmd:). Throws
+/// std::invalid_argument "unknown backend 'NAME' (built in: ...)" for any other name (a typo
+/// would otherwise become a recorded source that holds nothing), and what make_backend throws.
+std::unique_ptr<Backend> make_named_backend(const std::string& name, const BackendOptions& opt);
+/// The names make_named_backend accepts, for messages: "reference, cpu, cuda, onednn,
+/// mutant:<fault>, plugin:PATH, cmd:COMMAND".
+std::string named_backend_choices();
 
 }  // namespace normcheck

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/backend_options.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "run/resolve.hpp"
@@ -27,7 +28,11 @@ struct BenchCommand {
   std::string op = "layer_norm", dtype = "f32", shape = "4096x4096", format = "table", reference_path = "auto";
   int threads = 0, warmup = 2, repeats = 10;
   bool reference = false;
-  double timeout = 600;
+  BackendOptions limits = [] {
+    BackendOptions o;
+    o.timeout_s = 600;
+    return o;
+  }();
 };
 
 std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app) {
@@ -42,7 +47,7 @@ std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app) {
   b->sub->add_option("--repeats", b->repeats, "timed runs; min and median reported (default 10)")->check(CLI::Range(1, 100000));
   b->sub->add_flag("--reference", b->reference, "time the exact reference instead (elements per CPU-second, rows left to MPFR)");
   b->sub->add_option("--reference-path", b->reference_path, "with --reference: auto (the certified fast path, MPFR where it cannot decide) | mpfr");
-  b->sub->add_option("--timeout", b->timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 600)")->check(CLI::Range(1.0, 86400.0));
+  add_backend_options(b->sub, b->limits);
   b->sub->add_option("--format", b->format, "table | json");
   return b;
 }
@@ -170,9 +175,7 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
   for (const auto& name : b.backend)
     if (name == "reference")
       return fail("--backend reference returns the run's ground truth, evaluated once per problem: time the reference with --reference", 2);
-  BackendOptions bopt;
-  bopt.timeout_s = b.timeout;
-  BackendSet bs = resolve_backends(b.backend.empty() ? std::vector<std::string>{"cpu"} : b.backend, {}, bopt, /*strict=*/true);
+  BackendSet bs = resolve_backends(b.backend.empty() ? std::vector<std::string>{"cpu"} : b.backend, {}, b.limits, /*strict=*/true);
   if (bs.backends.size() != 1) return fail(fmt::format("give one backend (--backend B), not {}", bs.backends.size()), 2);
   Backend& be = *bs.backends.front();
   if (auto why = be.unavailable()) return fail(*why, 3);

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "checks/runner.hpp"
+#include "cli/backend_options.hpp"
 #include "core/atomic_file.hpp"
 #include "ops/registry.hpp"
 #include "run/fuzz.hpp"
@@ -23,7 +24,8 @@ struct FuzzCommand {
   std::vector<std::string> ops;
   std::uint64_t seed = 1;
   std::int64_t count = 0, draw = -1, max_width = 4097, shrink = 400;
-  double budget = 60, timeout = 60;
+  double budget = 60;
+  BackendOptions limits;  ///< --timeout, --backend-memory, --backend-cpu
   bool keep_going = false, no_backward = false, no_progress = false;
   std::string output;
 };
@@ -45,7 +47,7 @@ std::shared_ptr<FuzzCommand> add_fuzz_command(CLI::App& app, const char* argv0) 
   s->add_flag("--no-backward", f->no_backward, "draw forward problems only");
   s->add_flag("--no-progress", f->no_progress, "no progress lines on stderr");
   s->add_option("--output,-o", f->output, "write the first failure's shrunk case file here (refused if it exists)");
-  s->add_option("--timeout", f->timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60)")->check(CLI::Range(0.001, 86400.0));
+  add_backend_options(s, f->limits);
   return f;
 }
 
@@ -84,9 +86,7 @@ std::optional<int> run_fuzz_command(const FuzzCommand& f) {
     }
     check_output_path("--output", f.output, {});
   }
-  BackendOptions bopt;
-  bopt.timeout_s = f.timeout;
-  BackendSet bs = resolve_backends(specs, {}, bopt, /*strict=*/true);
+  BackendSet bs = resolve_backends(specs, {}, f.limits, /*strict=*/true);
   const std::string backend = bs.backends.front()->name();
   opt.seed = f.seed;
   opt.max_width = f.max_width;

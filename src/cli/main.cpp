@@ -20,6 +20,7 @@
 #include "backends/external.hpp"
 #include "report/side_by_side.hpp"
 #include "checks/runner.hpp"
+#include "cli/backend_options.hpp"
 #include "cli/trace_compare.hpp"
 #include "report/report.hpp"
 #include "run/data_dir.hpp"
@@ -88,9 +89,7 @@ struct RunArgs {
   OutputArgs out;
   bool list = false, strict = false, no_progress = false, coverage = false;
   std::string reference_path = "auto";
-  double timeout = 60, budget = 0, backend_cpu = 3600;
-  int max_timeouts = 3;
-  std::uint64_t backend_memory = nc::default_backend_memory();
+  nc::BackendOptions limits;  ///< --timeout, --budget, --max-timeouts, --backend-memory, --backend-cpu
 };
 
 int cmd_run(const RunArgs& a) {
@@ -118,11 +117,7 @@ int cmd_run(const RunArgs& a) {
   req.program = a.program;
   req.strict = a.strict;
   req.progress = !a.no_progress;
-  req.limits.timeout_s = a.timeout;
-  req.limits.budget_s = a.budget;
-  req.limits.max_timeouts = a.max_timeouts;
-  req.limits.memory_bytes = a.backend_memory;
-  req.limits.cpu_s = a.backend_cpu;
+  req.limits = a.limits;
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
   const nc::Report rep = nc::run(req);
   const int rc = emit(rep, a.out);
@@ -254,33 +249,7 @@ int main(int argc, char** argv) {
   run->add_flag("--strict", ra.strict, "fail on anything not checked: an unavailable backend (exit 3), a skipped case or check, an expected failure that passed, a stale expectation (exit 1)");
   run->add_flag("--coverage", ra.coverage, "print the coverage report: per backend, which dimension values (op, dtypes, width, groups, direction, eps, affine) were evaluated and which all skipped");
   run->add_flag("--no-progress", ra.no_progress, "no progress bar or heartbeat lines on stderr");
-  run->add_option("--timeout", ra.timeout, "seconds a plugin:/cmd: backend gets per evaluation (default 60; > 0, <= 86400)")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            char* end = nullptr;
-            const double v = std::strtod(s.c_str(), &end);
-            if (s.empty() || *end != '\0' || !(v > 0) || !(v <= 86400)) return "must be a number of seconds in (0, 86400]";
-            return "";
-          },
-          "SECONDS"));
-  run->add_option("--budget", ra.budget,
-                  "seconds each plugin:/cmd: backend may spend in all its evaluations; then its remaining cases are ERROR "
-                  "\"budget exhausted\" (default 0: no limit)")
-      ->check(CLI::Range(0.0, 1e9));
-  run->add_option("--max-timeouts", ra.max_timeouts,
-                  "after this many timeouts in a row a plugin:/cmd: backend is not asked again: its remaining cases are "
-                  "ERROR (default 3; 0: never stop)")
-      ->check(CLI::Range(0, 1000000));
-  run->add_option("--backend-memory", ra.backend_memory,
-                  fmt::format("resident memory the worker of a plugin:/cmd: backend (with its children) may hold while it "
-                              "evaluates, e.g. 8G or 512M; over it the worker is killed and the case is ERROR (default {:.3g} GiB, "
-                              "half of this machine; 0: no limit)",
-                              static_cast<double>(nc::default_backend_memory()) / (1 << 30)))
-      ->transform(CLI::AsSizeValue(false));
-  run->add_option("--backend-cpu", ra.backend_cpu,
-                  "CPU seconds each worker process of a plugin:/cmd: backend may use over its life (RLIMIT_CPU); then it "
-                  "ends and the case in flight is ERROR (default 3600; 0: no limit)")
-      ->check(CLI::Range(0.0, 1e9));
+  nc::cli::add_backend_options(run, ra.limits, /*run_limits=*/true);
 
   auto* backends = app.add_subcommand("backends", "list built-in backends and the installed adapters");
 

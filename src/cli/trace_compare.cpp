@@ -1,5 +1,7 @@
 #include "cli/trace_compare.hpp"
 
+#include "cli/backend_options.hpp"
+
 #include <fmt/format.h>
 
 #include "spec/backend.hpp"
@@ -45,6 +47,7 @@ int cmd_trace(const TraceCompareArgs& a) {
   }
   trace::TraceOptions opt;
   opt.backend = a.backend;
+  opt.limits = a.trace_limits;
   trace::TraceResult r;
   try {
     const trace::Stack st = trace::build_stack(m);
@@ -78,10 +81,8 @@ int cmd_compare(const TraceCompareArgs& a) {
     const Dump da = read_dump(a.dirs[0]);
     Dump db;
     if (recomputed) {
-      bool known = a.compare_backend.rfind("mutant:", 0) == 0;
-      for (auto& [n, d] : builtin_backends()) known = known || n == a.compare_backend;
-      if (!known) return bad(fmt::format("--backend {}: unknown backend (built in: {})", a.compare_backend, fmt::join(default_backends(), ", ")));
-      auto be = make_backend(a.compare_backend);
+      auto be = make_named_backend(a.compare_backend, a.compare_limits);
+      if (auto why = be->unavailable()) throw BackendError(fmt::format("backend {} unavailable: {}", a.compare_backend, *why));
       db = normcheck::recompute(da, *be);
     } else {
       db = read_dump(a.dirs[1]);
@@ -111,6 +112,7 @@ void add_trace_compare(CLI::App& app, TraceCompareArgs& a) {
   a.trace->add_option("--inject", a.inject, "BACKEND@SITE: run site SITE (index or name) on BACKEND instead (repeatable)");
   a.trace->add_option("--format", a.format, "table | json");
   a.trace->add_option("--output,-o", a.output, "write the report to this file (atomically)");
+  add_backend_options(a.trace, a.trace_limits);
 
   a.compare = app.add_subcommand("compare", "compare two directories of per-layer tensors (.npy, .safetensors) by name");
   a.compare->add_option("dirs", a.dirs, "DIR_A DIR_B, or DIR_A with --backend")->required();
@@ -118,6 +120,7 @@ void add_trace_compare(CLI::App& app, TraceCompareArgs& a) {
   a.compare->add_option("--tolerance-ulp", a.tolerance_ulp, "a layer diverges when a tensor differs by more ULP than this (default 0: any difference)");
   a.compare->add_option("--format", a.format, "table | json");
   a.compare->add_option("--output,-o", a.output, "write the report to this file (atomically)");
+  add_backend_options(a.compare, a.compare_limits);
 }
 
 int run_trace_compare(const TraceCompareArgs& a) {

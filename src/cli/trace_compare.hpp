@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backends/registry.hpp"
+
 namespace normcheck::cli {
 
 /// Options of `normcheck trace` and `normcheck compare`, filled by CLI11.
@@ -18,6 +20,7 @@ struct TraceCompareArgs {
   std::vector<std::string> dirs;
   std::string compare_backend;
   double tolerance_ulp = 0;
+  BackendOptions trace_limits, compare_limits;  ///< --timeout, --backend-memory, --backend-cpu of each
 };
 
 /// Adds the subcommands `trace` and `compare` to `app`; `a` must outlive the parse.

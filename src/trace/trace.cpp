@@ -82,11 +82,8 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
 
 DType coarser(DType a, DType b) { return unit_roundoff(a) >= unit_roundoff(b) ? a : b; }
 
-std::unique_ptr<Backend> builtin(const std::string& name) {
-  bool known = name.rfind("mutant:", 0) == 0;
-  for (auto& [n, d] : builtin_backends()) known = known || n == name;
-  if (!known) throw std::invalid_argument(fmt::format("unknown backend '{}' (built in: {})", name, fmt::join(default_backends(), ", ")));
-  auto be = make_backend(name);
+std::unique_ptr<Backend> open_backend(const std::string& name, const BackendOptions& limits) {
+  auto be = make_named_backend(name, limits);
   if (auto why = be->unavailable()) throw BackendError(fmt::format("backend {} unavailable: {}", name, *why));
   return be;
 }
@@ -135,12 +132,12 @@ TraceResult run_trace(const Model& m, const TraceOptions& opt) {
   res.model = &m;
   res.file = m.file;
   res.options = opt;
-  auto main_be = builtin(opt.backend);
+  auto main_be = open_backend(opt.backend, opt.limits);
   std::map<int, std::unique_ptr<Backend>> injected;
   for (auto& [k, name] : opt.inject) {
     if (k < 0 || k >= static_cast<int>(st.sites.size()))
       throw std::invalid_argument(fmt::format("--inject: site {} out of range 0..{}", k, st.sites.size() - 1));
-    injected[k] = builtin(name);
+    injected[k] = open_backend(name, opt.limits);
   }
 
   // 1. The reference stack: exact norms rounded once to the activation dtype.

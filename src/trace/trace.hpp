@@ -7,16 +7,19 @@
 #include <vector>
 
 #include "checks/budget.hpp"
+#include "backends/registry.hpp"
 #include "checks/metrics.hpp"
 #include "trace/stack.hpp"
 
 namespace normcheck::trace {
 
 /// Which backend evaluates the norms: `backend` everywhere except the sites in `inject`
-/// (site index -> backend name), e.g. {7: "mutant:eps_outside_sqrt"}.
+/// (site index -> backend name), e.g. {7: "mutant:eps_outside_sqrt"}. Any backend
+/// make_named_backend accepts (plugin:, cmd: with `limits`).
 struct TraceOptions {
   std::string backend = "cpu";
   std::map<int, std::string> inject;
+  BackendOptions limits;
 };
 
 /// The errors of one site. Both compare the backend's norm output y_l (computed from the

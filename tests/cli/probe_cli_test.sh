@@ -2,6 +2,7 @@
 # `normcheck probe` and `normcheck compare-eps` end to end: exit codes and output patterns.
 set -u
 NC=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+PLUGINS=${PLUGINS:?set PLUGINS to the folder of the built plugins}
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +33,9 @@ expect_rc 2 "probe bad dtype" -- "$NC" probe --backend reference --dtype f8
 expect_rc 2 "probe bad format" -- "$NC" probe --backend reference --format xml
 expect_rc 2 "probe unknown backend" -- "$NC" probe --backend nosuch
 expect_err "unknown backend" "probe unknown backend"
+expect_rc 0 "probe a plugin" -- "$NC" probe --backend "plugin:$PLUGINS/libnc_example_plugin.so" --timeout 30
+expect_out "matches: .*pytorch.LayerNorm" "probe a plugin names its preset"
+expect_rc 2 "probe bad --timeout" -- "$NC" probe --backend cpu --timeout -1
 expect_rc 2 "probe unknown mutant" -- "$NC" probe --backend mutant:nosuch
 expect_rc 2 "probe odd d" -- "$NC" probe --backend reference --d 17
 expect_rc 2 "probe backend and all-mutants" -- "$NC" probe --backend cpu --all-mutants

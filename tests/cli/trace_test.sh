@@ -3,6 +3,7 @@
 # Run by ctest from the source root with NORMCHECK set to the binary.
 set -u
 nc=${NORMCHECK:?set NORMCHECK to the normcheck binary}
+plugins=${PLUGINS:?set PLUGINS to the folder of the built plugins}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -31,6 +32,18 @@ expect "inject by name" 1 "$nc" trace "$l" --inject mutant:eps_outside_sqrt@bloc
 contains "inject by name: site 3" "$tmp/out" '^first local divergence: site 3 \(block03.norm'
 expect "trace json" 0 "$nc" trace "$l" --format json --output "$tmp/t.json"
 expect "trace json parses" 0 python3 -c "import json; j=json.load(open('$tmp/t.json')); assert j['summary']['failed']==0 and len(j['sites'])==25 and j['first_local'] is None"
+
+# Any backend: a C-ABI plugin and a cmd: worker run the stack (and an injected site), and
+# their --timeout is taken; a worker that declines a site is an ERROR naming it (exit 3).
+ex="plugin:$plugins/libnc_example_plugin.so"
+expect "trace on a plugin" 0 "$nc" trace "$l" --backend "$ex" --timeout 30
+contains "trace on a plugin: every site passed" "$tmp/out" '^25 sites: 25 passed, 0 failed'
+expect "trace a plugin injected" 1 "$nc" trace "$l" --backend "$ex" --inject mutant:eps_outside_sqrt@block03.norm
+contains "trace a plugin injected: site 3" "$tmp/out" '^first local divergence: site 3 \(block03.norm'
+expect "inject a plugin" 0 "$nc" trace "$l" --backend cpu --inject "$ex@block03.norm"
+expect "trace on a worker that declines" 3 "$nc" trace "$l" --backend "cmd:python3 tests/cli/fake_worker.py ok"
+contains "declined site named" "$tmp/err" 'site 0 \(.*fake_worker: f64, inside_sqrt, biased, no affine only'
+expect "trace: bad --timeout" 2 "$nc" trace "$l" --backend "$ex" --timeout 0
 
 # Bad input: exit 2 with file:line: field.
 printf '[model]\nname = "m"\nd = 8\ntokens = 2\nblocks = 2\nplacement = "middle"\ndtype = "f32"\nseed = 1\n[norm]\nop = "rms_norm"\n' >"$tmp/bad.trace.toml"
@@ -67,6 +80,12 @@ open(p, 'wb').write(bytes(b))
 P
 expect "compare perturbed" 1 "$nc" compare "$tmp/a" "$tmp/b" --format json --output "$tmp/c.json"
 expect "perturbed layer is first" 0 python3 -c "import json; j=json.load(open('$tmp/c.json')); assert j['first_divergence']=='01_layer0_attention' and j['first_gate_failure_b']=='01_layer0_attention', j['first_divergence']"
+expect "compare minilm vs a plugin" 0 "$nc" compare cases/minilm/dump --backend "$ex"
+contains "compare minilm vs a plugin: 13 layers" "$tmp/out" '^13 layers: '
+contains "compare minilm vs a plugin: label" "$tmp/out" 'plugin:.*libnc_example_plugin.so'
+expect "compare vs a worker that declines" 3 "$nc" compare cases/minilm/dump --backend "cmd:python3 tests/cli/fake_worker.py ok"
+expect "compare unknown backend" 2 "$nc" compare cases/minilm/dump --backend cpuu
+contains "compare unknown backend message" "$tmp/err" "unknown backend 'cpuu'"
 expect "compare needs two dirs" 2 "$nc" compare "$tmp/a"
 expect "compare missing dir" 2 "$nc" compare "$tmp/a" "$tmp/nope"
 echo '{"op": "layer_norm", "eps": "big"}' >"$tmp/b/00_embeddings.json"
