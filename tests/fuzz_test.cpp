@@ -121,9 +121,7 @@ TEST_CASE("fuzz: every mutant is found within 400 draws of its ops and shrunk to
     FuzzOptions opt;
     opt.seed = 1;
     opt.count = 400;
-    for (Op op : ops::all())  // the ops that register the mutant (normcheck fuzz --op ...)
-      for (const MutantDef& md : op.def().mutants)
-        if (md.name == m->name) opt.ops.push_back(op);
+    opt.ops = ops::mutant_ops(*m);  // the ops that register the mutant (normcheck fuzz --op ...)
     REQUIRE(!opt.ops.empty());
     opt.shrink_evaluations = 300;
     const FuzzReport rep = fuzz(be, opt);

@@ -22,6 +22,8 @@ class ReferenceBackend final : public Backend {
   std::string description() const override { return "exact reference (MPFR >= 256 bits; certified double-double where it decides), rounded once to the output dtype"; }
   std::optional<std::string> unsupported(const ValidProblem&, const Recorded&) const override { return std::nullopt; }
   bool supports_backward() const override { return true; }
+  // The exact result of the values a view shows does not depend on where they lie.
+  bool takes_views() const override { return true; }
   Outputs run(const ValidProblem& p, const Recorded&) override {
     Outputs o;
     for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
@@ -42,9 +44,19 @@ class CpuBackend final : public Backend {
     return std::nullopt;
   }
   bool supports_backward() const override { return true; }
+  bool takes_views() const override { return true; }
   Outputs run(const ValidProblem& p, const Recorded&) override {
     Outputs o;
-    p->op.def().cpu(p, o);
+    if (p->layout == MemoryLayout::contiguous) {
+      p->op.def().cpu(p, o);
+      return o;
+    }
+    // Handed views: each input is read through its view into a dense tensor first (what a
+    // strided entry point such as PyTorch's .contiguous() does), then the kernels run.
+    Problem q = *p;
+    for (auto& [name, t] : q.inputs) t = gather(present(t, q.layout));
+    q.layout = MemoryLayout::contiguous;
+    p->op.def().cpu(validate(std::move(q)), o);
     return o;
   }
 };
@@ -79,6 +91,9 @@ class MutantBackend final : public Backend {
     return std::nullopt;
   }
   bool supports_backward() const override { return true; }  // per mutant: unsupported()
+  // Each mutant reads the inputs' views correctly (the values) but for the layout mutants,
+  // whose fault is the reading (ops/common/layout_mutants.cpp).
+  bool takes_views() const override { return true; }
   Outputs run(const ValidProblem& p, const Recorded&) override { return m_.run(p); }
 
  private:

@@ -57,6 +57,7 @@ std::string matrix_case_name(Op op, const Dims& d) {
   if (d.out) s += fmt::format("_out{}", dtype_name(*d.out));
   if (d.backward) s += "_bwd";
   if (d.default_convention) s += "_def";
+  if (d.layout != MemoryLayout::contiguous) s += fmt::format("_{}", to_string(d.layout));
   return s;
 }
 
@@ -86,6 +87,15 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
           d.out = f32;
           v.push_back(d);
         }
+  // Views (Problem::layout): each layout at a tail width over 3 groups, forward and backward.
+  for (MemoryLayout l : all_memory_layouts())
+    if (l != MemoryLayout::contiguous)
+      for (bool b : {false, true})
+        if (!b || bwd) {
+          Dims d = point(33, 3, f32, f32, Regime::normal, EpsRegime::typical, b, false);
+          d.layout = l;
+          v.push_back(d);
+        }
   if (bwd) {
     for (std::int64_t w : {1, 2, 8, 9, 33, 128, 129}) v.push_back(point(w, 2, f32, f32, Regime::normal, EpsRegime::typical, true, false));
     for (Regime r : all_regimes())
@@ -105,6 +115,14 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   if (bwd)
     for (Regime r : all_regimes())
       for (DType x : {DType::f16, DType::f64}) v.push_back(point(17, 2, x, x, r, EpsRegime::typical, true, false));
+  for (MemoryLayout l : all_memory_layouts())
+    if (l != MemoryLayout::contiguous)
+      for (DType x : {DType::bf16, DType::f16, DType::f64})
+        for (std::int64_t w : {1, 8, 65}) {
+          Dims d = point(w, 5, x, x, Regime::normal, EpsRegime::typical, false, false);
+          d.layout = l;
+          v.push_back(d);
+        }
   return v;
 }
 

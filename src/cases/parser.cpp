@@ -550,7 +550,7 @@ void recorded_of(const Ctx& c, const toml::node* n, const std::string& f, const 
 Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, const std::vector<Case>& cases,
              const std::map<std::string, std::size_t>& earlier) {
   const int line = static_cast<int>(raw.source().begin.line);
-  check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "note", "base", "transform", "convention",
+  check_keys(c, raw, "case", {"name", "layer", "op", "dtype", "out_dtype", "layout", "note", "base", "transform", "convention",
                               "inputs", "expect", "recorded"});
   // Lines: fields from the case itself point at the case; defaults point at [defaults].
   // A derived case (base = ...) starts from its base: only its own keys change it, and
@@ -605,6 +605,12 @@ Case case_of(const Ctx& c, const toml::table& defaults, const toml::table& raw, 
   p.out_dtype = base ? p.out_dtype : dt;
   if (node("dtype")) p.out_dtype = dt;
   if (auto n = node("out_dtype")) p.out_dtype = dtype_of(c, *n, f + ".out_dtype");
+  if (auto n = node("layout")) {
+    const std::string s = string_of(c, *n, f + ".layout");
+    const auto l = parse_memory_layout(s);
+    if (!l) c.fail(n, f + ".layout", fmt::format("unknown layout '{}' ({})", s, choices_memory_layout()));
+    p.layout = *l;
+  }
   if (!base) p.conv = default_convention(p.op);
   if (!base) p.conv.acc_dtype = dt == DType::f64 ? DType::f64 : DType::f32;
   // A derived case keeps its base's normalized_shape unless it brings a new primary input.
@@ -694,7 +700,7 @@ std::vector<Case> cases_of(const Ctx& c, const toml::table& root) {
   if (auto d = root.get("defaults")) {
     if (!d->as_table()) c.fail(d, "defaults", "expected a table");
     defaults = d->as_table();
-    check_keys(c, *defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "note", "convention", "inputs", "expect"});
+    check_keys(c, *defaults, "defaults", {"layer", "op", "dtype", "out_dtype", "layout", "note", "convention", "inputs", "expect"});
   }
   const toml::node* cn = root.get("case");
   if (!cn) c.fail(1, "case", "no [[case]] in file");

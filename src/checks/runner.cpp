@@ -54,9 +54,7 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
         for (const auto& obs : opt.observers) obs(r, e);
         results.push_back(std::move(r));
       };
-      std::optional<std::string> skip = be->unavailable();
-      if (!skip && p.conv.direction == Direction::backward && !be->supports_backward())
-        skip = fmt::format("{}: forward only (no backward)", be->name());
+      std::optional<std::string> skip = declined(*be, p);
       if (!skip) skip = be->unsupported(vp, cs.recorded);
       if (skip) {
         r.status = Status::skipped;

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "ops/common/layout_mutants.hpp"
+
 // clang-format off
 #define NORMCHECK_OPS(X) \
   X(layer_norm)          \
@@ -71,9 +73,24 @@ const std::vector<const MutantDef*>& mutants() {
     for (Op op : all())
       for (const MutantDef& m : op.def().mutants)
         if (seen.insert(m.name).second) v.push_back(&m);
+    for (const MutantDef& m : layout_mutants())  // every op's (the reading of views is the fault)
+      if (seen.insert(m.name).second) v.push_back(&m);
     return v;
   }();
   return list;
+}
+
+std::vector<Op> mutant_ops(const MutantDef& m) {
+  for (const MutantDef& l : layout_mutants())
+    if (&l == &m) return all();
+  std::vector<Op> v;
+  for (Op op : all())
+    for (const MutantDef& d : op.def().mutants)
+      if (d.name == m.name) {
+        v.push_back(op);
+        break;
+      }
+  return v;
 }
 
 const MutantDef* find_mutant(std::string_view name) {

@@ -21,6 +21,9 @@ std::optional<Op> find(std::string_view name);
 std::string choices();
 /// Every mutant of every op, each once (by name), in table order.
 const std::vector<const MutantDef*>& mutants();
+/// The ops a mutant is registered with: those whose OpDef lists it, or every op for the
+/// mutants of the whole table (ops/common/layout_mutants.hpp).
+std::vector<Op> mutant_ops(const MutantDef& m);
 /// The mutant named `name`, or nullptr.
 const MutantDef* find_mutant(std::string_view name);
 

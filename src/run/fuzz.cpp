@@ -124,6 +124,8 @@ std::pair<Op, Dims> fuzz_draw(const FuzzOptions& opt, std::int64_t i) {
   d.eps = u(0, 1) < 0.6 ? EpsRegime::typical : epss[pick(epss.size())];
   d.backward = opt.backward && op.def().has_backward() && u(0, 1) < 0.2;
   d.default_convention = u(0, 1) < 0.2;
+  // One draw in five hands the backend views (offset, padded, transposed, channels_last).
+  if (u(0, 1) < 0.2) d.layout = all_memory_layouts()[1 + pick(all_memory_layouts().size() - 1)];
   d.seed = mix(opt.seed ^ 0x5bd1e995ULL, static_cast<std::uint64_t>(i));
   return {op, d};
 }
@@ -196,6 +198,14 @@ void shrink_dims(Shrinker& s, Op op, Dims& d, std::vector<std::string>& steps) {
       Dims c = d;
       c.backward = false;
       attempt(c, "forward instead of backward");
+    }
+    if (d.layout != MemoryLayout::contiguous) {
+      Dims c = d;
+      c.layout = MemoryLayout::contiguous;
+      if (!attempt(c, fmt::format("layout {} -> contiguous", to_string(d.layout))) && d.layout != MemoryLayout::offset) {
+        c.layout = MemoryLayout::offset;
+        attempt(c, fmt::format("layout {} -> offset", to_string(d.layout)));
+      }
     }
     for (std::int64_t r : {std::int64_t{1}, d.rows / 2})
       if (r >= 1 && r < d.rows) {
@@ -382,8 +392,7 @@ FuzzReport fuzz(std::vector<std::unique_ptr<Backend>>& be, const FuzzOptions& op
     // that takes one op in ten costs a tenth of the draws' reference time).
     Outcome o;
     Backend& b = *be.front();
-    if (auto why = b.unavailable()) o = {Status::skipped, {}, *why};
-    else if (d.backward && !b.supports_backward()) o = {Status::skipped, {}, fmt::format("{}: forward only (no backward)", b.name())};
+    if (auto why = declined(b, **vp)) o = {Status::skipped, {}, *why};
     else if (auto why2 = b.unsupported(*vp, {})) o = {Status::skipped, {}, *why2};
     else o = evaluate(be, fuzz_case(*vp, "fuzz"));
     if (o.status == Status::skipped) {
@@ -425,6 +434,7 @@ std::string fuzz_case_file(const FuzzFailure& f, const std::string& backend, con
   s += fmt::format("op = \"{}\"\n", f.op.name());
   s += fmt::format("dtype = \"{}\"\n", dtype_name(p.x().dtype()));
   if (p.out_dtype != p.x().dtype()) s += fmt::format("out_dtype = \"{}\"\n", dtype_name(p.out_dtype));
+  if (p.layout != MemoryLayout::contiguous) s += fmt::format("layout = \"{}\"\n", to_string(p.layout));
   std::vector<std::string> kv;
   for (const auto& [k, v] : write_convention(p.conv, p.op)) {
     // An empty list (normalized_shape or axes of an op that does not read them) is the

@@ -49,8 +49,25 @@ class Backend {
   /// dgamma...). Default false: the runner marks backward cases SKIPPED ("forward only")
   /// without asking unsupported(), so a forward-only backend needs no change.
   virtual bool supports_backward() const { return false; }
+  /// Whether the backend is handed the inputs as views in the problem's layout
+  /// (Problem::layout, core/view.hpp present()). Default false: the runner marks a problem
+  /// whose layout is not contiguous SKIPPED ("dense tensors only") without asking
+  /// unsupported(), so that no PASS claims a layout the backend never saw.
+  virtual bool takes_views() const { return false; }
   /// Evaluates p. Throws BackendError.
   virtual Outputs run(const ValidProblem& p, const Recorded& rec) = 0;
 };
+
+/// Why `b` is not asked about p at all (the case is SKIPPED before unsupported()): the backend
+/// is unavailable, p is backward and b forward only, or p's layout is not contiguous and b
+/// takes dense tensors only. nullopt: ask b. The runner and fuzz use this one rule.
+inline std::optional<std::string> declined(const Backend& b, const Problem& p) {
+  if (auto why = b.unavailable()) return why;
+  if (p.conv.direction == Direction::backward && !b.supports_backward())
+    return fmt::format("{}: forward only (no backward)", b.name());
+  if (p.layout != MemoryLayout::contiguous && !b.takes_views())
+    return fmt::format("{}: dense tensors only (the {} layout is not presented to it)", b.name(), to_string(p.layout));
+  return std::nullopt;
+}
 
 }  // namespace normcheck

@@ -17,6 +17,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/tensor.hpp"
+#include "core/view.hpp"
 #include "spec/exact.hpp"
 
 namespace normcheck {
@@ -178,6 +179,11 @@ struct Problem {
   Convention conv;
   DType out_dtype = DType::f32;
   std::map<std::string, Tensor> inputs;
+  /// How the inputs are laid out in the memory handed to a backend that takes views
+  /// (Backend::takes_views: plugins, workers, cpu, the mutants): each input through
+  /// present(input, layout). The values are the same in every layout; the reference never
+  /// reads it; a backend that takes dense tensors only SKIPS a non-contiguous problem.
+  MemoryLayout layout = MemoryLayout::contiguous;
 
   /// The primary input (the op's `primary_input`: "x", or "q" for qk_norm).
   const Tensor& x() const;

@@ -59,6 +59,7 @@ std::string Dims::str() const {
   s += fmt::format(" regime={} eps={}", to_string(regime), to_string(eps));
   if (backward) s += " backward";
   if (default_convention) s += " defaults";
+  if (layout != MemoryLayout::contiguous) s += fmt::format(" layout={}", to_string(layout));
   return s + fmt::format(" seed={}", seed);
 }
 
@@ -172,7 +173,8 @@ std::vector<std::string> problem_dims(const Problem& p) {
           "groups=" + bucket(g, {{1, "1"}, {64, "2-64"}, {65535, "65-65535"}}, ">65535"),
           std::string(p.conv.direction == Direction::backward ? "direction=backward" : "direction=forward"),
           p.conv.eps == 0 ? std::string("eps=0") : fmt::format("eps={}", to_string(p.conv.eps_placement)),
-          fmt::format("affine={}", to_string(p.conv.affine))};
+          fmt::format("affine={}", to_string(p.conv.affine)),
+          fmt::format("layout={}", to_string(p.layout))};
 }
 
 double first_group_variance(const Problem& p) {
@@ -216,6 +218,7 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
     case EpsRegime::unrepresentable: p.conv.eps = 1.3 * v * (1 + std::ldexp(1.0, -30)); break;
   }
   if (!(p.conv.eps <= 1e10)) p.conv.eps = 1e10;  // validate's bound on eps
+  p.layout = dims.layout;
   return validate(std::move(p));
 }
 

@@ -61,6 +61,7 @@ struct Dims {
   EpsRegime eps = EpsRegime::typical;
   bool backward = false;   ///< the gradients (ops with a backward), input dy ~ N(0, 1)
   bool default_convention = false;  ///< op parameters and affine at the op's defaults
+  MemoryLayout layout = MemoryLayout::contiguous;  ///< how the inputs are handed over (Problem::layout)
   std::uint64_t seed = 1;  ///< the values and the op's own choices
   /// "layer_norm w=17 rows=3 x=bf16 param=f32 regime=shifted eps=typical seed=5"
   std::string str() const;
@@ -115,7 +116,7 @@ ValidProblem draw_problem(Op op, const Dims& dims);
 /// `normcheck run --coverage`): op, x (data dtype), params (the parameters' dtype, "-"
 /// without), out (the output dtype), width (values per statistic: 1, 2-8, 9-32, 33-256,
 /// 257-1024, 1025-4096, >4096), groups (1, 2-64, 65-65535, >65535), direction,
-/// eps (0, or placement), affine.
+/// eps (0, or placement), affine, layout (how the inputs are handed over).
 std::vector<std::string> problem_dims(const Problem& p);
 
 /// An estimate of the variance of x's first normalization group (spec/layout.hpp groups):
