@@ -46,8 +46,8 @@ TEMPLATE_TEST_CASE_SIG("plugin: the example plugin meets the default gate on ran
   }
 }
 
-TEST_CASE("plugin: an op the plugin does not support is skipped with its reason", "[plugin]") {
-  auto b = make_backend(plugin("example_plugin"), host_options());
+TEST_CASE("plugin: an op an ABI 1 plugin cannot be sent is skipped with the reason", "[plugin]") {
+  auto b = make_backend(plugin("example_abi1"), host_options());
   Problem p = row_problem(Op::layer_norm, DType::f32, {1, 4}, {1, 2, 3, 4});
   p.op = Op::group_norm;
   p.inputs["x"] = Tensor::from_doubles(DType::f32, {1, 2, 2}, {1, 2, 3, 4});

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -88,6 +89,9 @@ class PluginBackend final : public detail::IsolatedBackend {
   }
   std::string name() const override { return "plugin:" + spec_; }
   std::string identity() const override { return plugin_name_; }
+  // ABI 2 plugins get every op, backward problems and views; ABI 1 plugins neither.
+  bool supports_backward() const override { return abi_ >= 2; }
+  bool takes_views() const override { return abi_ >= 2; }
   std::string description() const override {
     return fmt::format("C-ABI plugin {}{} (in a worker process)", path_, plugin_name_.empty() ? "" : " [" + plugin_name_ + "]");
   }
@@ -95,7 +99,7 @@ class PluginBackend final : public detail::IsolatedBackend {
  protected:
   detail::Evaluation evaluate(const Problem& p, detail::Clock::time_point deadline) override {
     detail::Evaluation e;
-    const detail::Request req = detail::encode_request(p);
+    const detail::Request req = detail::encode_request(p, abi_);
     if (req.skip) {
       e.kind = detail::Evaluation::Kind::skip;
       e.message = *req.skip;
@@ -112,8 +116,8 @@ class PluginBackend final : public detail::IsolatedBackend {
     try {
       child_->clear_stderr_tail();
       send(kEval, req.payload, deadline);
-      // A reply is y (out_dtype, the shape of x) or a message: nothing larger is read.
-      auto r = detail::interpret_plugin_reply(receive(deadline, detail::reply_bound(p)), p, plugin_name_);
+      // A reply is the outputs the request names (their bytes) or a message: nothing larger is read.
+      auto r = detail::interpret_plugin_reply(receive(deadline, detail::reply_bound(p, abi_)), p, plugin_name_, abi_);
       if (r.kill_worker) child_->kill();
       e = std::move(r.evaluation);
     } catch (const detail::ChildError& ex) {
@@ -179,7 +183,10 @@ class PluginBackend final : public detail::IsolatedBackend {
       auto [t, payload] = receive(detail::Clock::now() + timeout(), kTextFrameBytes);
       if (t == kFail) throw BackendError(fmt::format("plugin {}: {}", spec_, payload));
       if (t != kHelo) throw BackendError(fmt::format("plugin {}: unexpected handshake from the worker", spec_));
-      plugin_name_ = payload;
+      std::tie(abi_, plugin_name_) = detail::parse_helo(payload);
+    } catch (const detail::FrameError& ex) {
+      child_.reset();
+      throw BackendError(fmt::format("plugin {}: bad handshake: {}", spec_, ex.what()));
     } catch (const detail::ChildError& ex) {
       std::string tail = child_ ? child_->stderr_tail() : "";
       child_.reset();
@@ -191,6 +198,7 @@ class PluginBackend final : public detail::IsolatedBackend {
   std::string spec_, path_;
   BackendOptions opt_;
   std::string plugin_name_;
+  std::uint32_t abi_ = NC_PLUGIN_ABI_VERSION;  ///< the plugin's, from its handshake
   std::unique_ptr<detail::ChildProcess> child_;
 };
 
@@ -239,14 +247,14 @@ int plugin_host_main(int argc, char** argv) {
     return 1;
   }
   const std::uint32_t v = version();
-  if (v != NC_PLUGIN_ABI_VERSION) {
-    send_frame(kFail, fmt::format("plugin ABI version {} but this normcheck speaks version {}: rebuild the plugin against "
-                                  "this normcheck's normcheck_plugin.h",
-                                  v, NC_PLUGIN_ABI_VERSION));
+  if (v < detail::kOldestAbi || v > NC_PLUGIN_ABI_VERSION) {
+    send_frame(kFail, fmt::format("plugin ABI version {} but this normcheck speaks versions {} to {}: rebuild the plugin "
+                                  "against this normcheck's normcheck_plugin.h",
+                                  v, detail::kOldestAbi, NC_PLUGIN_ABI_VERSION));
     return 1;
   }
   const char* nm = pname ? pname() : nullptr;
-  send_frame(kHelo, nm ? std::string(nm) : std::string());
+  send_frame(kHelo, detail::helo_payload(v, nm ? std::string(nm) : std::string()));
   for (;;) {
     std::uint32_t t = 0;
     std::uint64_t n = 0;
@@ -259,7 +267,10 @@ int plugin_host_main(int argc, char** argv) {
     }
     detail::Frame reply;
     try {
-      reply = detail::serve_request(payload, supports, run);
+      // ABI 1 plugins' functions take ABI 1's problem (dlsym gives addresses, typed by version).
+      reply = v == 1 ? detail::serve_request_v1(payload, reinterpret_cast<detail::NcSupportsV1>(supports),
+                                                reinterpret_cast<detail::NcRunV1>(run))
+                     : detail::serve_request(payload, supports, run);
     } catch (const std::exception& e) {
       reply = {kErrr, fmt::format("host: {}", e.what())};
     }

@@ -3,13 +3,16 @@
 // (tests/fuzz/fuzz_plugin_frame.cpp).
 //
 //   frame = u32 tag, u64 payload length, payload (native byte order: same machine, same binary)
-//   worker -> parent after loading: HELO name | FAIL message
-//   parent -> worker: EVAL problem (convention fields, then named tensors with their bytes)
-//   worker -> parent: OKAY y bytes | SKIP reason | ERRR message
+//   worker -> parent after loading: HELO u32 abi version, name | FAIL message
+//   parent -> worker: EVAL problem in the plugin's ABI (1: convention fields, then x, gamma,
+//                     beta with their bytes; 2: op, direction, layout, the named parameters,
+//                     the inputs as views with their storage, the outputs requested)
+//   worker -> parent: OKAY outputs (1: y's bytes; 2: per output, whether written and its
+//                     bytes) | SKIP reason | ERRR message
 //
 // Neither end trusts the other's bytes: the parent reads a reply only up to what the
-// request can need, and the worker checks a request's shapes against its bytes before
-// allocating the output.
+// request can need, and the worker checks a request's shapes, strides and offsets against its
+// bytes before allocating the outputs.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +40,28 @@ inline constexpr std::uint32_t kHelo = frame_tag("HELO"), kFail = frame_tag("FAI
 inline constexpr std::size_t kTextFrameBytes = 64 * 1024;
 /// The reason / error buffers the host hands to the plugin (bytes, with the final NUL).
 inline constexpr std::size_t kPluginMessageBytes = 4096;
-/// The most tensors one EVAL request names (x, gamma, beta and room for ABI growth).
-inline constexpr std::uint32_t kMaxRequestTensors = 16;
+/// The most tensors (inputs, outputs) and parameters one EVAL request names.
+inline constexpr std::uint32_t kMaxRequestTensors = 16, kMaxRequestParams = 64;
+/// The guard bytes before and after each output of an ABI 2 request.
+inline constexpr std::size_t kGuardBytes = 4096;
+
+/// The ABI versions the host loads.
+inline constexpr std::uint32_t kOldestAbi = 1;
+
+/// ABI 1's problem (the normcheck_plugin.h of version 1, kept here so that its plugins load):
+/// layer_norm / rms_norm forward on dense tensors, the convention as enums.
+struct NcProblemV1 {
+  std::uint32_t abi_version;
+  std::int32_t op;  // 0 layer_norm, 1 rms_norm
+  double eps;
+  std::int32_t eps_placement, variance, affine;
+  std::int32_t normalized_ndim;
+  std::int32_t acc_dtype, out_dtype;  // nc_dtype, f64..bf16
+  const nc_tensor *x, *gamma, *beta;
+  nc_tensor* y;
+};
+using NcSupportsV1 = int (*)(const NcProblemV1*, char*, std::size_t);
+using NcRunV1 = int (*)(const NcProblemV1*, char*, std::size_t);
 
 /// One frame's tag and payload.
 struct Frame {
@@ -59,31 +82,41 @@ Frame read_frame(const std::function<void(void*, std::size_t)>& read_exact, std:
 /// The bytes of a frame: header then payload.
 std::string frame_bytes(std::uint32_t tag, const std::string& payload);
 
-/// The EVAL payload for `p`, or the reason ABI 1 cannot express it (ops other than
-/// layer_norm/rms_norm, quantized dtypes, more than NC_MAX_NDIM dims): the case is SKIPPED.
+/// The HELO payload (the plugin's ABI version, then its name) and its reading; the reading
+/// throws FrameError for a payload shorter than the version.
+std::string helo_payload(std::uint32_t abi, const std::string& name);
+std::pair<std::uint32_t, std::string> parse_helo(const std::string& payload);
+
+/// The EVAL payload for `p` in ABI `abi`, or the reason that ABI cannot express it (the
+/// case is SKIPPED). ABI 2 expresses every problem of the op table (at most NC_MAX_NDIM dims);
+/// ABI 1 forward layer_norm / rms_norm on contiguous f64/f32/f16/bf16 tensors without
+/// normalized_dtype only.
 struct Request {
   std::string payload;
   std::optional<std::string> skip;
 };
-Request encode_request(const Problem& p);
+Request encode_request(const Problem& p, std::uint32_t abi);
 
-/// The largest reply payload an EVAL of `p` can need: y's bytes (the shape of x in
-/// out_dtype) or a text frame.
-std::size_t reply_bound(const Problem& p);
+/// The largest reply payload an EVAL of `p` in ABI `abi` can need: its outputs' bytes (ABI 2:
+/// with their names and flags) or a text frame.
+std::size_t reply_bound(const Problem& p, std::uint32_t abi);
 
 /// The parent's reading of the worker's reply `f` to an EVAL of `p`. Never throws: a reply
-/// that breaks the protocol (wrong y size, unknown tag) is Kind::error with kill_worker set
-/// (the worker is out of step and is restarted). `plugin_name`: its HELO name, for SKIP.
+/// that breaks the protocol (an output of the wrong size or name, an unknown tag) is
+/// Kind::error with kill_worker set (the worker is out of step and is restarted).
+/// `plugin_name`: its HELO name, for SKIP. ABI 2 outputs: every required output, and each
+/// optional one the plugin marked written.
 struct PluginReply {
   Evaluation evaluation;
   bool kill_worker = false;
 };
-PluginReply interpret_plugin_reply(const Frame& f, const Problem& p, const std::string& plugin_name);
+PluginReply interpret_plugin_reply(const Frame& f, const Problem& p, const std::string& plugin_name, std::uint32_t abi);
 
 /// Serves one EVAL payload in the worker with the plugin's functions and returns the reply
-/// frame: OKAY with y's bytes, SKIP/ERRR with a message (the plugin's, or "host: ..." for a
-/// malformed request, an output descriptor the plugin modified or a write past y's end).
-/// Throws nothing the plugin does not throw.
+/// frame: OKAY with the outputs, SKIP/ERRR with a message (the plugin's, or "host: ..." for a
+/// malformed request, an output descriptor the plugin modified, a write outside an output or
+/// into an input). Throws nothing the plugin does not throw. ABI 2 and ABI 1 plugins.
 Frame serve_request(const std::string& payload, nc_plugin_supports_fn supports, nc_plugin_run_fn run);
+Frame serve_request_v1(const std::string& payload, NcSupportsV1 supports, NcRunV1 run);
 
 }  // namespace normcheck::detail

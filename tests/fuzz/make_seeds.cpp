@@ -73,15 +73,33 @@ int main(int argc, char** argv) {
           npy_bytes(Tensor::from_doubles(DType::f64, {2}, {1, 2})));
   // Plugin frames: for each problem, a worker's stdout (HELO, then OKAY with y, SKIP, ERRR)
   // and the EVAL payload the parent sends.
-  for (std::uint8_t sel = 0; sel < 16; ++sel) {
+  for (std::uint8_t sel = 0; sel < 64; ++sel) {
     using namespace normcheck::detail;
     const Problem p = fuzz::plugin_frame_problem(sel);
-    const std::size_t y_bytes = static_cast<std::size_t>(numel(p.x().shape())) * format_info(p.out_dtype).bytes;
     const std::string head(1, static_cast<char>(sel));
-    put(dir / "plugin_frame" / ("stdout_" + std::to_string(sel)),
-        head + frame_bytes(kHelo, "fuzz plugin") + frame_bytes(kOkay, std::string(y_bytes, '\x3c')) +
-            frame_bytes(kSkip, "no") + frame_bytes(kErrr, "boom") + frame_bytes(kOkay, std::string(y_bytes, '\0')));
-    put(dir / "plugin_frame" / ("eval_" + std::to_string(sel)), std::string(1, static_cast<char>(0x80 | sel)) + encode_request(p).payload);
+    if (sel < 16) {  // ABI 1: y only
+      const std::size_t y_bytes = static_cast<std::size_t>(numel(p.x().shape())) * format_info(p.out_dtype).bytes;
+      put(dir / "plugin_frame" / ("stdout_" + std::to_string(sel)),
+          head + frame_bytes(kHelo, helo_payload(1, "fuzz plugin")) + frame_bytes(kOkay, std::string(y_bytes, '\x3c')) +
+              frame_bytes(kSkip, "no") + frame_bytes(kErrr, "boom") + frame_bytes(kOkay, std::string(y_bytes, '\0')));
+      put(dir / "plugin_frame" / ("eval_" + std::to_string(sel)), std::string(1, static_cast<char>(0x80 | sel)) + encode_request(p, 1).payload);
+    }
+    // ABI 2: every output of the problem, each with its written flag and bytes.
+    std::string okay;
+    const auto shapes = output_shapes(p);
+    const std::uint32_t n = static_cast<std::uint32_t>(shapes.size());
+    okay.append(reinterpret_cast<const char*>(&n), sizeof n);
+    for (const auto& [name, shape] : shapes) {
+      const std::uint64_t len = name.size(), bytes = static_cast<std::uint64_t>(numel(shape)) * format_info(output_dtype(p, name)).bytes;
+      const std::uint32_t written = 1;
+      okay.append(reinterpret_cast<const char*>(&len), sizeof len).append(name);
+      okay.append(reinterpret_cast<const char*>(&written), sizeof written);
+      okay.append(reinterpret_cast<const char*>(&bytes), sizeof bytes).append(std::string(bytes, '\x3c'));
+    }
+    const std::string head2(1, static_cast<char>(0x40 | sel));
+    put(dir / "plugin_frame" / ("stdout2_" + std::to_string(sel)),
+        head2 + frame_bytes(kHelo, helo_payload(2, "fuzz plugin")) + frame_bytes(kOkay, okay) + frame_bytes(kSkip, "no"));
+    put(dir / "plugin_frame" / ("eval2_" + std::to_string(sel)), std::string(1, static_cast<char>(0xC0 | sel)) + encode_request(p, 2).payload);
   }
   const fs::path st = dir / "safetensors";
   write_safetensors((st / "all.safetensors").string(), named, {{"format", "pt"}});

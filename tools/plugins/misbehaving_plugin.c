@@ -6,6 +6,7 @@
  *   NC_FAULT_ABORT        calls abort() on the trigger case
  *   NC_FAULT_HANG         never returns on the trigger case (sleeps forever)
  *   NC_FAULT_WRONG_SHAPE  writes one row more than y holds on the trigger case
+ *   NC_FAULT_WRITES_INPUT writes into its input x on the trigger case (inputs are read-only)
  *   NC_FAULT_WRONG_DTYPE  declares y binary32 (it is binary64) and writes floats on the trigger case
  *   NC_FAULT_NAN          NaN everywhere, on every case (a wrong answer: FAILED, not ERROR)
  *   NC_FAULT_CHATTY       prints to stdout on every call, otherwise correct
@@ -35,8 +36,8 @@
 #endif
 
 static int is_trigger(const nc_problem* p) {
-  const nc_tensor* x = p->x;
-  return x->dtype == NC_F64 && x->ndim == 1 && x->shape[0] == 4 && get(x, 0) == 1 && get(x, 1) == 2 && get(x, 2) == 3 &&
+  const nc_tensor* x = nc_input(p, "x");
+  return x && strcmp(p->op, "layer_norm") == 0 && x->dtype == NC_F64 && x->ndim == 1 && x->shape[0] == 4 && get(x, 0) == 1 && get(x, 1) == 2 && get(x, 2) == 3 &&
          get(x, 3) == 4;
 }
 
@@ -50,7 +51,7 @@ NC_PLUGIN_EXPORT uint32_t nc_plugin_abi_version(void) {
 
 NC_PLUGIN_EXPORT int nc_plugin_supports(const nc_problem* p, char* reason, size_t n) {
 #ifdef NC_FAULT_PICKY
-  if (p->x->dtype == NC_F16) {
+  if (nc_input(p, "x") && nc_input(p, "x")->dtype == NC_F16) {
     snprintf(reason, n, "misbehaving_plugin: no f16 kernel");
     return 0;
   }
@@ -78,22 +79,27 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
   if (trigger) {
     /* Believes y holds one more row than x: the last m writes land past its end. */
     const int rc = example_run(p, error, n);
-    double* y = (double*)p->y->data;
+    double* y = (double*)nc_output(p, "y")->data;
     for (int j = 0; j < 4; ++j) y[4 + j] = 0.5;
     return rc;
   }
+#elif defined(NC_FAULT_WRITES_INPUT)
+  if (trigger) {
+    const nc_tensor* x = nc_input(p, "x");
+    ((double*)x->data)[0] = 0; /* casts the const away: the host sees the storage change */
+  }
 #elif defined(NC_FAULT_WRONG_DTYPE)
   if (trigger) {
-    p->y->dtype = NC_F32;
-    for (int j = 0; j < 4; ++j) ((float*)p->y->data)[j] = 0.25f;
+    nc_tensor* y = nc_output(p, "y");
+    y->dtype = NC_F32;
+    for (int j = 0; j < 4; ++j) ((float*)y->data)[j] = 0.25f;
     return 0;
   }
 #elif defined(NC_FAULT_NAN)
   {
     const int rc = example_run(p, error, n);
-    int64_t count = 1;
-    for (int d = 0; d < p->y->ndim; ++d) count *= p->y->shape[d];
-    for (int64_t i = 0; i < count; ++i) set(p->y, i, NAN);
+    nc_tensor* y = nc_output(p, "y");
+    for (int64_t i = 0; i < numel(y); ++i) set(y, i, NAN);
     return rc;
   }
 #elif defined(NC_FAULT_FORGED_FRAME)
