@@ -1,15 +1,21 @@
 // External worker processes: "cmd:COMMAND" (README "External process backends").
 //
-// Protocol version 1, one JSON object per line each way, tensors as .npy files:
-//   host -> worker  {"type": "hello", "protocol": 1}
-//   worker -> host  {"protocol": 1, "name": "onnxruntime 1.22.0"}
-//   host -> worker  {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16",
-//                    "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
-//                                   "affine": "gamma_beta", "normalized_shape": [8], "acc_dtype": "f32"},
-//                    "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, ...},
-//                    "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16", "shape": [2, 8]}}}
+// One JSON object per line each way, tensors as .npy files. The host offers protocol 2 and
+// speaks whichever the worker answers (1 or 2):
+//   host -> worker  {"type": "hello", "protocol": 2, "protocols": [1, 2]}
+//   worker -> host  {"protocol": 2, "name": "onnxruntime 1.22.0", "backward": true, "views": true}
+//   host -> worker  {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16", "layout": "padded",
+//                    "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", ..., "direction": "forward"},
+//                    "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8],
+//                                      "strides": [11, 1], "offset": 5}, ...},
+//                    "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16", "shape": [2, 8]}}}
 //   worker -> host  {"id": 7, "outputs": {"y": {"path": ".../7_y.npy", "dtype": "f16"}}}
 //                 | {"id": 7, "skip": "reason"} | {"id": 7, "error": "message"}
+// Protocol 2: an input's file holds its storage as a 1-D array and the input is the view
+// (shape, strides in elements, offset) into it (core/view.hpp present(), the problem's layout);
+// backward problems are sent (direction "backward", input dy, outputs dx, d<param>) unless
+// the hello said "backward": false, and views unless it said "views": false. Protocol 1: an
+// input's file is the dense array, forward problems on contiguous inputs only.
 // f64, f32 and f16 travel as '<f8', '<f4', '<f2'; bf16, fp8_e4m3fn and fp8_e5m2 as '<f4'
 // holding values of their format, with "dtype" beside the path; int8 as '|i1'. Each output
 // names its own dtype (h in the residual's, a quantized y in out_dtype, a scale in f32) and
@@ -33,6 +39,7 @@
 #include "backends/worker_protocol.hpp"
 #include "core/json_bounded.hpp"
 #include "core/tensor_file.hpp"
+#include "core/view.hpp"
 #include "spec/convention.hpp"
 
 namespace normcheck {
@@ -42,7 +49,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kProtocol = 1;
+constexpr int kProtocol = 2;  // the newest the host speaks; it also speaks 1
 
 /// The command's first word (after VAR=value assignments), quotes removed.
 std::string first_word(const std::string& cmd) {
@@ -101,6 +108,9 @@ class CmdBackend final : public detail::IsolatedBackend {
   std::string description() const override {
     return fmt::format("external worker '{}'{}", command_, worker_name_.empty() ? "" : " [" + worker_name_ + "]");
   }
+  // Protocol 2 workers get backward problems and views unless their hello declined them.
+  bool supports_backward() const override { return protocol_ >= 2 && backward_; }
+  bool takes_views() const override { return protocol_ >= 2 && views_; }
 
  protected:
   detail::Evaluation evaluate(const Problem& p, detail::Clock::time_point deadline) override {
@@ -121,6 +131,7 @@ class CmdBackend final : public detail::IsolatedBackend {
     };
     json req = {{"type", "run"}, {"id", id}, {"op", std::string(to_string(p.op))},
                 {"out_dtype", std::string(dtype_name(p.out_dtype))}};
+    if (protocol_ >= 2) req["layout"] = std::string(to_string(p.layout));
     // The op's convention keys (common core and its own parameters) by the one writer
     // (spec/convention.hpp); momentum null = the cumulative average.
     req["convention"] = convention_json(p.conv, p.op);
@@ -128,8 +139,18 @@ class CmdBackend final : public detail::IsolatedBackend {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
         files.push_back(f);
-        write_npy(f.string(), t, NpyBf16::as_f32);  // bf16 travels as float32 values
         req["inputs"][name] = {{"path", f.string()}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
+        if (protocol_ < 2) {
+          write_npy(f.string(), t, NpyBf16::as_f32);  // bf16 travels as float32 values
+          continue;
+        }
+        // Protocol 2: the storage as a 1-D array, and the view into it.
+        StridedView v = present(t, p.layout);
+        Tensor storage(t.dtype(), Shape{v.storage_elements()});
+        if (!v.storage.empty()) std::memcpy(storage.data(), v.storage.data(), v.storage.size());
+        write_npy(f.string(), storage, NpyBf16::as_f32);
+        req["inputs"][name]["strides"] = v.strides;
+        req["inputs"][name]["offset"] = v.offset;
       }
     } catch (const std::exception& ex) {
       cleanup();
@@ -231,12 +252,20 @@ class CmdBackend final : public detail::IsolatedBackend {
       }
       child_ = std::make_unique<detail::ChildProcess>(argv, detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
       const auto deadline = detail::Clock::now() + timeout();
-      const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}}.dump() + "\n";
+      const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}, {"protocols", {1, kProtocol}}}.dump() + "\n";
       child_->write_all(hello.data(), hello.size(), deadline);
       const json j = read_reply(deadline);
-      if (!j.is_object() || !j.contains("protocol") || j["protocol"] != kProtocol)
-        throw BackendError(fmt::format("cmd {}: the worker answered the handshake with {} (expected {{\"protocol\": {}, ...}})",
-                                       command_, j.dump().substr(0, 200), kProtocol));
+      if (!j.is_object() || !j.contains("protocol") || !(j["protocol"] == 1 || j["protocol"] == 2))
+        throw BackendError(fmt::format("cmd {}: the worker answered the handshake with {} (expected {{\"protocol\": 1 or 2, ...}})",
+                                       command_, j.dump().substr(0, 200)));
+      auto flag = [&](const char* key) {
+        if (!j.contains(key)) return true;
+        if (!j[key].is_boolean()) throw BackendError(fmt::format("cmd {}: the handshake's \"{}\" must be true or false", command_, key));
+        return j[key].get<bool>();
+      };
+      protocol_ = j["protocol"].get<int>();
+      backward_ = flag("backward");
+      views_ = flag("views");
       worker_name_ = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "";
     } catch (const BackendError&) {
       child_.reset();
@@ -260,6 +289,8 @@ class CmdBackend final : public detail::IsolatedBackend {
   BackendOptions opt_;
   fs::path dir_;
   std::string worker_name_;
+  int protocol_ = 1;                  ///< what the worker's hello answered
+  bool backward_ = true, views_ = true;  ///< protocol 2: what the hello did not decline
   long next_id_ = 0;
   std::unique_ptr<detail::ChildProcess> child_;
 };

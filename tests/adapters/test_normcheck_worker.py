@@ -224,8 +224,40 @@ def test_write_8bit():
         check(got["x"][1] == "int8", "an int8 .npy loads as int8")
 
 
+def test_views():
+    """Protocol 2 inputs: the view into a storage array, read-only; views reaching outside the
+    storage, negative strides or offsets are refused."""
+    import json
+    import tempfile
+    from normcheck_worker import load_inputs, view
+    storage = np.full(5 + 24 + 3 + 16, np.nan, np.float32)  # [2, 3, 4] padded: strides [24, 7, 1], offset 5
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for i in range(2):
+        for j in range(3):
+            storage[5 + 24 * i + 7 * j: 5 + 24 * i + 7 * j + 4] = x[i, j]
+    v = view(storage, [2, 3, 4], [24, 7, 1], 5)
+    check(np.array_equal(v, x), "a padded view reads the tensor")
+    check(not v.flags.writeable, "views are read-only")
+    flat = np.arange(24, dtype=np.float64)
+    t = view(flat, [4, 6], [1, 4], 0)  # column-major: a [6, 4] array seen transposed
+    check(np.array_equal(t, flat.reshape(6, 4).T), "a column-major view")
+    for bad in ([[2, 3, 4], [24, 7, 1], 40], [[2, 3, 4], [24, 7, -1], 5], [[2, 3, 4], [24, 7, 1], -1], [[3, 3, 4], [24, 7, 1], 5]):
+        try:
+            view(storage, *bad)
+            check(False, f"view {bad} outside its storage refused")
+        except ValueError:
+            pass
+    check(view(storage, [0, 4], [4, 1], 1000).shape == (0, 4), "an empty view reads nothing")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "x.npy")
+        np.save(p, storage)
+        got = load_inputs(json.loads(json.dumps(
+            {"inputs": {"x": {"path": p, "dtype": "f32", "shape": [2, 3, 4], "strides": [24, 7, 1], "offset": 5}}})))
+        check(np.array_equal(got["x"][0], x) and got["x"][1] == "f32", "load_inputs builds the view of a protocol 2 input")
+
+
 if __name__ == "__main__":
-    for t in (test_edges, test_random_float32, test_random_float64, test_exact, test_write_8bit):
+    for t in (test_edges, test_random_float32, test_random_float64, test_exact, test_write_8bit, test_views):
         t()
     if failures:
         print(f"{len(failures)} checks failed")

@@ -3,18 +3,28 @@
 An adapter calls serve(name, evaluate): this reads one JSON request per line on stdin and
 answers one JSON line on stdout until EOF. Requests (as normcheck sends them):
 
-    {"type": "hello", "protocol": 1}
-        -> {"protocol": 1, "name": NAME}
-    {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16",
+    {"type": "hello", "protocol": 2, "protocols": [1, 2]}
+        -> {"protocol": 2, "name": NAME, "backward": false, "views": true}
+           (protocol 1 to a host that offers only 1)
+    {"type": "run", "id": 7, "op": "layer_norm", "out_dtype": "f16", "layout": "padded",
      "convention": {"eps": 1e-05, "eps_placement": "inside_sqrt", "variance": "biased",
                     "affine": "gamma_beta", "normalized_shape": [8], "axes": [], "acc_dtype": "f32",
                     "num_groups": 0, "momentum": null, "training": true, "track_running_stats": true,
                     "num_batches_tracked": 0, "running_variance": "unbiased", "sequence": false, "gated": false, "qk_form": "rms"},
-     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8]}, "gamma": ..., "beta": ...},
+     "inputs":  {"x": {"path": ".../7_x.npy", "dtype": "f16", "shape": [2, 8], "strides": [11, 1], "offset": 5},
+                 "gamma": ..., "beta": ...},
      "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16", "shape": [2, 8]}}}
         -> {"id": 7, "outputs": {"y": {"path": ".../7_out_y.npy", "dtype": "f16"}}}
          | {"id": 7, "skip": "reason"}      (the convention cannot be expressed: SKIPPED)
          | {"id": 7, "error": "message"}    (the framework failed: ERROR)
+
+Protocol 2: each input's file holds its storage (a 1-D array) and the input is the view of
+"shape" with "strides" (in elements) at "offset" into it; load_inputs() builds it with NumPy's
+as_strided (view()), read-only, so an adapter sees the strided tensor a framework would be
+handed (padded rows, column-major, channels-last; README "Case files", layout). Backward
+problems ("direction": "backward" in the convention, input "dy", outputs "dx" and the
+parameters' gradients "dgamma", "dbeta", ...) come only to a worker that serve()s with
+backward=True.
 
 Every request carries the op's convention fields (momentum "none" is null), new ones included:
 layer_norm/rms_norm's "normalized_dtype" (null, or the dtype the normalized value is rounded to
@@ -45,7 +55,7 @@ import traceback
 
 import numpy as np
 
-PROTOCOL = 1
+PROTOCOL = 2
 NUMPY = {"f64": np.float64, "f32": np.float32, "f16": np.float16}
 
 
@@ -53,13 +63,40 @@ class Skip(Exception):
     """Raised by an adapter for a problem its framework cannot express; the message is the reason."""
 
 
+def view(storage, shape, strides, offset):
+    """The view of `shape` with `strides` and `offset` (both in elements) into the 1-D array
+    `storage`, read-only (NumPy's as_strided, strides scaled by the item size). Raises
+    ValueError when the view would reach outside the storage or a stride or the offset is
+    negative: a request that does not fit is never read past its storage."""
+    storage = np.asarray(storage)
+    shape, strides, offset = [int(d) for d in shape], [int(s) for s in strides], int(offset)
+    if storage.ndim != 1 or len(shape) != len(strides):
+        raise ValueError(f"view: a {storage.ndim}-d storage, shape {shape}, strides {strides}")
+    if offset < 0 or any(s < 0 for s in strides) or any(d < 0 for d in shape):
+        raise ValueError(f"view: negative offset, stride or extent ({offset}, {strides}, {shape})")
+    if all(d > 0 for d in shape):
+        last = offset + sum((d - 1) * s for d, s in zip(shape, strides))
+        if last >= storage.shape[0]:
+            raise ValueError(f"view: element {last} of a storage of {storage.shape[0]}")
+        base = storage[offset:]
+    else:
+        base = storage[:0]
+    return np.lib.stride_tricks.as_strided(base, shape=tuple(shape),
+                                           strides=tuple(s * storage.itemsize for s in strides), writeable=False)
+
+
 def load_inputs(req):
-    """The request's inputs as {name: (array, dtype name)}; bf16 arrives as float32 values."""
+    """The request's inputs as {name: (array, dtype name)}; bf16 arrives as float32 values.
+    Protocol 2 inputs are views into their storage (view()): index them, do not assume they
+    are contiguous (np.ascontiguousarray makes a dense copy where a framework needs one)."""
     out = {}
     for name, spec in req["inputs"].items():
         a = np.load(spec["path"], allow_pickle=False)
-        out[name] = (a, spec.get("dtype", {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
-                                             np.dtype(np.float16): "f16", np.dtype(np.int8): "int8"}[a.dtype]))
+        dt = spec.get("dtype", {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
+                                np.dtype(np.float16): "f16", np.dtype(np.int8): "int8"}[a.dtype])
+        if "strides" in spec:
+            a = view(a, spec["shape"], spec["strides"], spec.get("offset", 0))
+        out[name] = (a, dt)
     return out
 
 
@@ -154,10 +191,15 @@ def _write(path, array, dtype_name):
     np.save(path, a, allow_pickle=False)
 
 
-def serve(name, evaluate):
+def serve(name, evaluate, backward=False, views=True):
     """Runs the protocol loop. evaluate(req, inputs) gets the request and load_inputs(req) and
     returns {output name: (array, dtype name)} with the arrays in the framework's own output
-    type (bf16 as float32 values), or raises Skip(reason); any other exception is an error."""
+    type (bf16 as float32 values), or raises Skip(reason); any other exception is an error.
+    backward=True: the adapter computes gradients too (req["convention"]["direction"] ==
+    "backward": inputs include "dy", the outputs asked are "dx" and the parameters'
+    gradients); otherwise normcheck reports backward cases SKIPPED without sending them.
+    views=False: normcheck sends only contiguous inputs (cases with another layout are
+    SKIPPED for this backend)."""
     proto = sys.stdout
     sys.stdout = sys.stderr
     for line in sys.stdin:
@@ -168,8 +210,13 @@ def serve(name, evaluate):
             req = json.loads(line)
             rid = req.get("id")
             if req.get("type") == "hello":
-                reply = {"protocol": PROTOCOL, "name": name}
+                version = min(int(req.get("protocol", 1)), PROTOCOL)
+                reply = {"protocol": version, "name": name}
+                if version >= 2:
+                    reply.update({"backward": bool(backward), "views": bool(views)})
             elif req.get("type") == "run":
+                if req.get("convention", {}).get("direction") == "backward" and not backward:
+                    raise Skip(f"{name}: forward only")
                 outs = evaluate(req, load_inputs(req))
                 reply = {"id": rid, "outputs": {}}
                 for oname, (array, dtype_name) in outs.items():

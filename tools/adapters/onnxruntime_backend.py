@@ -30,6 +30,11 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   SkipSimplifiedLayerNormalization (com.microsoft, ONNX Runtime's contrib operators): skip =
   residual (of x's type, else SKIPPED), gamma, beta (LayerNorm only), bias; y = output, h =
   input_skip_bias_sum. Last-axis normalization, float accumulation.
+- l2_normalize -> LpNormalization (p = 2, opset 1), f32 and f64 (ONNX Runtime registers no
+  other type): one axis; it divides by ||x|| with no eps and maps a zero group to 0
+  (lp_norm.cc). That is the clamp_norm convention x / max(||x||, eps) exactly where every
+  group's norm is at least eps and nonzero, checked here in binary64 with a relative margin
+  of 1e-9 (far above its rounding error); a case where eps or 0/0 would decide is SKIPPED.
 - rms_norm_quant, layer_norm_quant are not wired (SKIPPED): ONNX would need a graph of the
   norm, a per-row ReduceMax and QuantizeLinear, not one operator under test.
 """
@@ -359,8 +364,38 @@ def fused_add(req, inputs, centered):
     return {"y": (y, dt), "h": (h, dt)}
 
 
+def l2_normalize(req, inputs):
+    c = req["convention"]
+    dt = inputs["x"][1]
+    if req["out_dtype"] != dt:
+        raise Skip(f"onnxruntime: LpNormalization's output has the input's type; out_dtype {req['out_dtype']} != x {dt}")
+    if dt not in ("f32", "f64"):
+        raise Skip(f"onnxruntime: LpNormalization is registered for float and double, not {dt}")
+    if c.get("eps_placement", "clamp_norm") != "clamp_norm":
+        raise Skip(f"onnxruntime: eps_placement {c['eps_placement']} not expressible (LpNormalization divides by ||x||)")
+    x = _x(inputs, dt)
+    axes = c.get("axes") or list(range(x.ndim - len(c.get("normalized_shape") or [1]), x.ndim))
+    if len(axes) != 1:
+        raise Skip(f"onnxruntime: LpNormalization reduces over one axis, not {axes}")
+    axis = int(axes[0]) % x.ndim
+    eps = float(c["eps"])
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = np.abs(x.astype(np.float64))
+        scale = np.max(a, axis=axis, keepdims=True)
+        finite = np.isfinite(scale)
+        safe = np.where(finite & (scale > 0), scale, 1.0)
+        norm = safe * np.sqrt(np.sum((a / safe) ** 2, axis=axis, keepdims=True))
+    small = finite & ((scale == 0) | (norm < eps * (1 + 1e-9)))
+    if np.any(small):
+        raise Skip(f"onnxruntime: LpNormalization has no eps and maps a zero group to 0; a group here has norm "
+                   f"{float(np.min(np.where(small, norm, np.inf))):g} where eps = {eps:g} (or 0/0) decides")
+    node = helper.make_node("LpNormalization", ["X"], ["Y"], axis=axis, p=2)
+    sess = _session(("lp", dt, x.shape, axis), [node], ["X"], ["Y"], dt, 13)
+    return {"y": (_run(sess, {"X": x}, dt)[0], dt)}
+
+
 OPS = {"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm, "instance_norm": instance_norm,
-       "batch_norm": batch_norm, "fused_add_layer_norm": lambda r, i: fused_add(r, i, True),
+       "batch_norm": batch_norm, "l2_normalize": l2_normalize, "fused_add_layer_norm": lambda r, i: fused_add(r, i, True),
        "fused_add_rms_norm": lambda r, i: fused_add(r, i, False)}
 
 

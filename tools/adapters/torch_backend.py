@@ -45,6 +45,14 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   f64): a case whose acc_dtype differs is SKIPPED.
 - eps is a Python float (binary64); what the kernel does with it (e.g. a float cast on CPU
   for f32 data) is PyTorch's numerics, under test.
+- Views (protocol 2): x, dy and the other activations reach PyTorch with the strides and
+  storage offset normcheck laid them out with (torch.as_strided over the whole storage,
+  padding included), so its kernels get the non-contiguous tensor a model would hand them.
+- Backward (protocol 2): layer_norm, rms_norm, group_norm, instance_norm, batch_norm and
+  l2_normalize run their forward above with requires_grad on x and the parameters, then
+  y.backward(dy); dx, dgamma, dbeta are the leaves' .grad (autograd's own formulas and
+  accumulation, under test). dgamma of one_plus_w is the gradient of w = 1 + gamma (the
+  same). Other ops' backward cases are SKIPPED.
 - Inputs and parameters reach PyTorch only as exact values of x's dtype (normcheck_worker's
   exact(), which rounds with round_to and compares): a value the dtype cannot hold is SKIPPED,
   never rounded on the way in.
@@ -111,12 +119,40 @@ if DEVICE.type == "cuda":
 NAME = f"torch {torch.__version__} {DEVICE}" + (f" ({torch.cuda.get_device_name(DEVICE)})" if DEVICE.type == "cuda" else "")
 
 
-def tensor(a, dt, what):
+# Backward (module docstring): the leaf tensor made for each input name, while GRAD[0] is set.
+GRAD = [False]
+LEAVES = {}
+
+
+def leaf(t, grad):
+    """t, made a leaf that requires grad and recorded as input `grad`'s in a backward run."""
+    if GRAD[0] and grad is not None:
+        t.requires_grad_(True)
+        LEAVES[grad] = t
+    return t
+
+
+def tensor(a, dt, what, grad=None):
     """A torch tensor of dtype dt on DEVICE holding exactly the values of NumPy array a; SKIPPED
     (exact()) when some value is not a value of dt. bf16 values travel as float32, whose
-    conversion to torch.bfloat16 is then exact."""
+    conversion to torch.bfloat16 is then exact. `grad`: the input whose gradient it carries."""
     v = exact(a, dt, f"torch: {what} in {dt}")
-    return torch.from_numpy(np.ascontiguousarray(v)).to(TORCH[dt]).to(DEVICE)
+    return leaf(torch.from_numpy(np.ascontiguousarray(v)).to(TORCH[dt]).to(DEVICE), grad)
+
+
+def view_tensor(req, inputs, name, dt, what, grad=None):
+    """Input `name` as a torch tensor of dtype dt on DEVICE laid out as normcheck sent it: with
+    protocol 2, torch.as_strided over the whole storage (its padding included) with the
+    request's strides and offset, so PyTorch's kernels are handed the view itself. Its values
+    are checked as tensor() does (SKIPPED unless exact in dt)."""
+    a = inputs[name][0]
+    spec = req["inputs"][name]
+    if "strides" not in spec:
+        return tensor(a, dt, what, grad)
+    exact(a, dt, f"torch: {what} in {dt}")
+    storage = np.load(spec["path"], allow_pickle=False)  # the 1-D storage; NaN padding stays NaN in dt
+    base = torch.from_numpy(storage).to(TORCH[dt]).to(DEVICE)
+    return leaf(torch.as_strided(base, [int(d) for d in spec["shape"]], [int(s) for s in spec["strides"]], int(spec["offset"])), grad)
 
 
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -142,7 +178,15 @@ def call(fn_name, fn, *args):
 
 
 def out(t, dt):
-    return (t.detach().to("cpu").to(torch.float32 if dt == "bf16" else TORCH[dt]).numpy(), dt)
+    """An output as the ops return it: the torch tensor and its dtype name (numpy() at the end,
+    after a backward pass has used it)."""
+    return (t, dt)
+
+
+def to_numpy(t, dt):
+    if not isinstance(t, torch.Tensor):
+        return t  # already NumPy (quantized outputs, saved statistics)
+    return t.detach().to("cpu").to(torch.float32 if dt == "bf16" else TORCH[dt]).numpy()
 
 
 def common(req, inputs, fn, placements=("inside_sqrt",)):
@@ -166,13 +210,13 @@ def params(inputs, c, dt, fn, bias_ok=True):
     affine = c.get("affine", "none")
     w = b = None
     if affine in ("gamma", "gamma_beta"):
-        w = tensor(inputs["gamma"][0], dt, "gamma")
+        w = tensor(inputs["gamma"][0], dt, "gamma", grad="gamma")
     elif affine == "one_plus_w":
-        w = tensor(one_plus(inputs["gamma"][0], dt, "torch"), dt, "1 + gamma")
+        w = tensor(one_plus(inputs["gamma"][0], dt, "torch"), dt, "1 + gamma", grad="gamma")
     if affine == "gamma_beta":
         if not bias_ok:
             raise Skip(f"torch: {fn} has no bias (affine gamma_beta not expressible)")
-        b = tensor(inputs["beta"][0], dt, "beta")
+        b = tensor(inputs["beta"][0], dt, "beta", grad="beta")
     return w, b
 
 
@@ -180,7 +224,7 @@ def layer_norm(req, inputs):
     c, dt = common(req, inputs, "F.layer_norm")
     w, b = params(inputs, c, dt, "F.layer_norm")
     ns = list(c["normalized_shape"])
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     return {"y": out(call("F.layer_norm", F.layer_norm, x, ns, w.reshape(ns) if w is not None else None,
                           b.reshape(ns) if b is not None else None, float(c["eps"])), dt)}
 
@@ -191,7 +235,7 @@ def rms_norm(req, inputs):
     c, dt = common(req, inputs, "F.rms_norm")
     w, _ = params(inputs, c, dt, "F.rms_norm", bias_ok=False)
     ns = list(c["normalized_shape"])
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     return {"y": out(call("F.rms_norm", F.rms_norm, x, ns, w.reshape(ns) if w is not None else None,
                           float(c["eps"])), dt)}
 
@@ -199,7 +243,7 @@ def rms_norm(req, inputs):
 def group_norm(req, inputs):
     c, dt = common(req, inputs, "F.group_norm")
     w, b = params(inputs, c, dt, "F.group_norm")
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     g = int(c["num_groups"])
     if x.dim() < 2:  # RuntimeError in PyTorch: checked here (module docstring)
         raise Skip(f"torch: F.group_norm refuses the arguments: Expected at least 2 dimensions for input tensor "
@@ -213,7 +257,7 @@ def group_norm(req, inputs):
 def instance_norm(req, inputs):
     c, dt = common(req, inputs, "F.instance_norm")
     w, b = params(inputs, c, dt, "F.instance_norm")
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     return {"y": out(call("F.instance_norm", F.instance_norm, x, None, None, w, b, True, 0.0, float(c["eps"])), dt)}
 
 
@@ -224,7 +268,7 @@ def batch_norm(req, inputs):
     track = bool(c.get("track_running_stats", True))
     if training and track and c.get("running_variance", "unbiased") != "unbiased":
         raise Skip("F.batch_norm updates running_var with the unbiased batch variance only")
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     steps = list(x) if c.get("sequence", False) else [x]
     rm = tensor(inputs["running_mean"][0], dt, "running_mean").clone() if track else None
     rv = tensor(inputs["running_var"][0], dt, "running_var").clone() if track else None
@@ -248,7 +292,7 @@ def batch_norm(req, inputs):
 
 def l2_normalize(req, inputs):
     c, dt = common(req, inputs, "F.normalize", placements=("clamp_norm",))
-    x = tensor(inputs["x"][0], dt, "x")
+    x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     axes = c.get("axes") or list(range(x.ndim - len(c.get("normalized_shape", [1])), x.ndim))
     dim = axes[0] if len(axes) == 1 else tuple(axes)
     return {"y": out(call("F.normalize", F.normalize, x, 2.0, dim, float(c["eps"])), dt)}
@@ -351,11 +395,11 @@ def fused_common(req, inputs, fn):
 
 def norm_input(req, inputs, c, dt, acc):
     """The norm's input z in the accumulation type, and h (or None without a residual)."""
-    x = tensor(inputs["x"][0], dt, "x").to(ACC[acc])
+    x = view_tensor(req, inputs, "x", dt, "x").to(ACC[acc])
     if "residual" not in inputs:
         return x, None
     rdt = inputs["residual"][1]
-    s = x + tensor(inputs["residual"][0], rdt, "residual").to(ACC[acc])
+    s = x + view_tensor(req, inputs, "residual", rdt, "residual").to(ACC[acc])
     if "bias" in inputs:
         s = s + tensor(inputs["bias"][0], inputs["bias"][1], "bias").to(ACC[acc])
     h = s.to(TORCH[rdt])
@@ -438,13 +482,46 @@ OPS = {"layer_norm": layer_norm_with_stats, "rms_norm": rms_norm_with_stats, "gr
        "rms_norm_quant": lambda r, i: quant_norm(r, i, False), "layer_norm_quant": lambda r, i: quant_norm(r, i, True)}
 
 
+BACKWARD = {"layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "l2_normalize"}
+
+
+def backward(req, inputs, f):
+    """The gradients the request asks for ("dx", "dgamma", ...), by autograd: the forward with
+    requires_grad on x and the parameters, then y.backward(dy)."""
+    if req["op"] not in BACKWARD:
+        raise Skip(f"torch: no autograd wiring for {req['op']}'s backward")
+    LEAVES.clear()
+    GRAD[0] = True
+    try:
+        y, dt = f(req, inputs)["y"]
+    finally:
+        GRAD[0] = False
+    dy = view_tensor(req, inputs, "dy", inputs["dy"][1], "dy")
+    if dy.dtype != y.dtype:
+        raise Skip(f"torch: y is {y.dtype}, dy {dy.dtype}: autograd wants one dtype")
+    y.backward(dy)
+    res = {}
+    for name, spec in req["outputs"].items():
+        t = LEAVES.get(name[1:]) if name.startswith("d") else None
+        if t is None or t.grad is None:
+            raise Skip(f"torch: no gradient for {name[1:]} from autograd")
+        if t.grad.dtype != TORCH[spec["dtype"]]:
+            raise Skip(f"torch: {name} is {t.grad.dtype}; the case asks for {spec['dtype']}")
+        res[name] = (t.grad.reshape([int(d) for d in spec["shape"]]), spec["dtype"])
+    return res
+
+
 def evaluate(req, inputs):
     f = OPS.get(req["op"])
     if f is None:
         raise Skip(f"torch: no torch.nn.functional op wired for {req['op']}")
-    with torch.no_grad():
-        return f(req, inputs)
+    if req["convention"].get("direction") == "backward":
+        res = backward(req, inputs, f)
+    else:
+        with torch.no_grad():
+            res = f(req, inputs)
+    return {k: (to_numpy(t, dt), dt) for k, (t, dt) in res.items()}
 
 
 if __name__ == "__main__":
-    serve(NAME, evaluate)
+    serve(NAME, evaluate, backward=True)
