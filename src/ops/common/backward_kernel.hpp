@@ -75,8 +75,25 @@ void group_backward_in_place(A* xn, A* gd, std::int64_t m, bool center, std::int
   const A abar = center ? blocked_sum(gd, m, [](A v) { return v; }) / static_cast<A>(m) : A(0);
   const A S = blocked_dot(gd, xn, m);
   const A kS = static_cast<A>(k / static_cast<double>(dof)) * S;
-  const A f = static_cast<A>(rstd / t);
-  for (std::int64_t j = 0; j < m; ++j) gd[j] = ((gd[j] - abar) - kS * xn[j]) * f;
+  // 1/(D t) = fm 2^e: t = 2^-e of max |dy| makes it exceed A's range when |dy| nears A's
+  // largest value (binary32 dy = 0x1p127: t = 2^-128, 1/(D t) = inf, and dx = inf where the
+  // exact dx was 3.5e37: found by the PyTorch backward investigation). Within the range, the
+  // product with f = 1/(D t) rounds once; outside it, the product with the mantissa fm
+  // rounds the same way and the power of two is applied exactly in long double (whose range
+  // holds every such scale), then rounded once to A (exact unless dx itself over- or
+  // underflows A). Bit-identical to one product in the normal range.
+  const long double fl = static_cast<long double>(rstd) / static_cast<long double>(t);
+  int e = 0;
+  const long double fm = std::isfinite(fl) && fl != 0 ? std::frexp(fl, &e) : fl;
+  constexpr int kSafe = sizeof(A) == 4 ? 100 : 1000;
+  if (e > -kSafe && e < kSafe) {
+    const A f = static_cast<A>(fl);
+    for (std::int64_t j = 0; j < m; ++j) gd[j] = ((gd[j] - abar) - kS * xn[j]) * f;
+    return;
+  }
+  const A f = static_cast<A>(fm);
+  const long double p2 = std::ldexp(1.0L, e);
+  for (std::int64_t j = 0; j < m; ++j) gd[j] = static_cast<A>(static_cast<long double>(((gd[j] - abar) - kS * xn[j]) * f) * p2);
 }
 
 /// sum_{k < R} f(k) in the lane-blocked order of blocked_sum (kLanes partial sums over k,
