@@ -16,6 +16,7 @@
 #include "checks/eps_fit.hpp"
 #include "checks/probe.hpp"
 #include "ops/reference.hpp"
+#include "ops/registry.hpp"
 #include "spec/layout.hpp"
 #include "backends/registry.hpp"
 
@@ -391,4 +392,83 @@ TEST_CASE("probe: ops without probes and bad options are rejected", "[probe]") {
   ProbeOptions o = default_probe_options(Op::layer_norm);
   o.d = 15;
   CHECK_THROWS_AS(probe(*b, o), std::invalid_argument);
+}
+
+// ---- the probes of every other op (checks/probe_family.cpp) and the layout probe ----------
+
+TEST_CASE("probe: reference and cpu conform on every op, views included", "[probe][families]") {
+  for (Op op : ops::all()) {
+    if (op == Op::layer_norm || op == Op::rms_norm) continue;  // above
+    for (const char* name : {"reference", "cpu"}) {
+      INFO(name << " on " << op.name());
+      const ProbeResult r = probe_named(name, op);
+      for (const Finding* f : r.deviations()) UNSCOPED_INFO(f->property << " = " << f->value << " (" << f->evidence.fit << ")");
+      CHECK(r.deviations().empty());
+      std::size_t determined = 0;
+      for (const auto& f : r.findings) determined += f.certainty != Certainty::undetermined;
+      CHECK(determined >= 3);  // op findings and the four layouts: nothing silently undetermined
+      for (const char* l : {"layout[offset]", "layout[padded]", "layout[transposed]"}) CHECK(get(r, l).value == "reads the view");
+    }
+  }
+}
+
+TEST_CASE("probe: each family mutant's fault is named by the probe of its op", "[probe][families][mutant]") {
+  struct Z {
+    const char* mutant;
+    Op op;
+    const char* key;
+    const char* value;  // a prefix of the finding's value
+  };
+  const Z zoo[] = {
+      {"gn_interleaved_groups", Op::group_norm, "num_groups", "3 groups of interleaved channels"},
+      {"bn_biased_running_var", Op::batch_norm, "running_variance", "biased"},
+      {"bn_eval_batch_stats", Op::batch_norm, "eval", "batch statistics"},
+      {"bn_stats_over_batch_only", Op::batch_norm, "training", "per (channel, position) over the batch only"},
+      {"l2_eps_added", Op::l2_normalize, "eps_placement", "outside_sqrt"},
+      {"l2_eps_added", Op::scale_norm, "eps_placement", "outside_sqrt"},
+      {"ada_broadcast_over_batch", Op::ada_layer_norm, "modulation", "(1 + scale) n + shift, rows chosen by token index"},
+      {"ada_broadcast_over_batch", Op::ada_rms_norm, "modulation", "(1 + scale) n + shift, rows chosen by token index"},
+      {"qk_norm_across_heads", Op::qk_norm, "qk_statistic", "RMS across heads"},
+      {"view_offset_ignored", Op::group_norm, "layout[offset]", "storage offset ignored"},
+      {"view_offset_ignored", Op::batch_norm, "layout[transposed]", "storage offset ignored"},
+      {"view_strides_ignored", Op::layer_norm, "layout[padded]", "strides ignored"},
+      {"view_strides_ignored", Op::instance_norm, "layout[transposed]", "strides ignored"},
+  };
+  for (const Z& z : zoo) {
+    INFO("mutant:" << z.mutant << " on " << z.op.name());
+    const ProbeResult r = probe_named(std::string("mutant:") + z.mutant, z.op);
+    const Finding& f = get(r, z.key);
+    INFO(f.value << " (" << f.evidence.fit << ")");
+    CHECK(f.deviates);
+    CHECK(f.certainty != Certainty::undetermined);
+    CHECK(f.value.rfind(z.value, 0) == 0);
+  }
+}
+
+TEST_CASE("probe: the batch_norm probe solves the momentum the backend applies and names its preset", "[probe][families]") {
+  const ProbeResult r = probe_named("cpu", Op::batch_norm);
+  CHECK(get(r, "momentum").value == "0.1 (new = 0.9 old + 0.1 batch: as sent)");
+  const auto m = match_presets(r);
+  REQUIRE(!m.empty());
+  CHECK(m.front().name == "pytorch.BatchNorm2d");
+  CHECK(m.front().differences.empty());
+  // The card is valid case-file syntax for the op.
+  const std::string card = convention_card(r);
+  const std::string file = "[[case]]\nname = \"c\"\nop = \"batch_norm\"\ndtype = \"f32\"\ninputs.x = { values = [[1, 2], [3, 5]] }\n"
+                           "inputs.running_mean = { values = [0, 0] }\ninputs.running_var = { values = [1, 1] }\n"
+                           "inputs.gamma = { values = [1, 1] }\ninputs.beta = { values = [0, 0] }\n" +
+                           card.substr(card.find("[case.convention]"));
+  INFO(file);
+  const auto cs = parse_case_text(file, "card.toml");
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].problem.conv.momentum == 0.1);
+}
+
+TEST_CASE("probe: a backend handed dense tensors only says so for views", "[probe][families]") {
+  const ProbeResult r = probe_named("onednn", Op::layer_norm);
+  const Finding* f = r.find("layout");
+  if (make_backend("onednn")->unavailable()) return;  // no oneDNN here: nothing probed
+  REQUIRE(f != nullptr);
+  CHECK(f->certainty == Certainty::undetermined);
+  CHECK(f->value.rfind("dense tensors only", 0) == 0);
 }

@@ -2,6 +2,7 @@
 #include "checks/probe.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <stdexcept>
 
@@ -28,13 +29,18 @@ std::string_view to_string(Certainty c) noexcept {
 ProbeOptions default_probe_options(Op op) {
   ProbeOptions o;
   o.op = op;
+  o.nominal = default_convention(op);  // the op's own defaults (l2_normalize: clamp_norm)
   o.nominal.eps = 1e-5;
-  o.nominal.eps_placement = EpsPlacement::inside_sqrt;
   o.nominal.variance = Variance::biased;
   o.nominal.acc_dtype = DType::f32;
-  o.nominal.affine = op == Op::layer_norm ? Affine::gamma_beta : Affine::gamma;
+  if (op == Op::layer_norm || op == Op::rms_norm) o.nominal.affine = op == Op::layer_norm ? Affine::gamma_beta : Affine::gamma;
+  else if (op == Op::group_norm || op == Op::instance_norm || op == Op::batch_norm) o.nominal.affine = Affine::gamma_beta;
   return o;
 }
+
+namespace {
+bool row_op(Op op) { return op == Op::layer_norm || op == Op::rms_norm; }
+}  // namespace
 
 const Finding* ProbeResult::find(const std::string& property) const {
   for (const auto& f : findings)
@@ -62,8 +68,8 @@ namespace {
 /// Probe functions by op: the one table other families extend.
 using ProbeFn = ProbeResult (*)(Backend&, const ProbeOptions&);
 ProbeFn probe_for(Op op) {
-  if (op == Op::layer_norm || op == Op::rms_norm) return &detail::probe_row_norm;
-  return nullptr;
+  if (row_op(op)) return &detail::probe_row_norm;
+  return &detail::probe_family;  // every other op; it names the ops it has no probes for
 }
 
 std::string certainty_of(const ProbeResult& r, const char* key) {
@@ -74,13 +80,31 @@ std::string certainty_of(const ProbeResult& r, const char* key) {
 }  // namespace
 
 ProbeResult probe(Backend& backend, const ProbeOptions& o) {
-  ProbeFn fn = probe_for(o.op);
-  if (!fn) throw std::invalid_argument(fmt::format("no probes for op {} yet (layer_norm, rms_norm)", to_string(o.op)));
   if (o.d < 16 || o.d % 2) throw std::invalid_argument(fmt::format("probe: d must be even and >= 16, got {}", o.d));
-  return fn(backend, o);
+  ProbeResult r = probe_for(o.op)(backend, o);
+  detail::probe_layouts(backend, o, r);
+  return r;
 }
 
+namespace {
+/// The card of an op other than the row norms: every key of its convention (write_convention),
+/// each with the certainty of the finding of that name.
+std::string generic_card(const ProbeResult& r) {
+  const ProbeOptions& o = r.options;
+  std::string s = fmt::format("# normcheck probe: backend {}, op {}, dtype {}\n", r.backend, to_string(o.op), dtype_name(o.dtype));
+  for (const auto& n : r.card_notes) s += "# " + n + "\n";
+  s += "[case.convention]\n";
+  for (const auto& [key, v] : write_convention(r.inferred, o.op)) {
+    const std::string k(key);
+    if (k == "direction" || k == "normalized_shape" || k == "axes") continue;  // the case's shapes, not the backend's
+    s += fmt::format("{:<34}# {}\n", fmt::format("{} = {}", k, convention_value_text(v)), certainty_of(r, k.c_str()));
+  }
+  return s;
+}
+}  // namespace
+
 std::string convention_card(const ProbeResult& r) {
+  if (!row_op(r.options.op)) return generic_card(r);
   const Convention& c = r.inferred;
   const ProbeOptions& o = r.options;
   std::string s;
@@ -108,7 +132,38 @@ std::string convention_card(const ProbeResult& r) {
   return s;
 }
 
+namespace {
+/// The presets of an op other than the row norms, compared on the keys whose finding of the
+/// same name is determined (eps: its fitted interval).
+std::vector<PresetMatch> generic_matches(const ProbeResult& r) {
+  std::vector<PresetMatch> out;
+  const auto inferred = write_convention(r.inferred, r.options.op);
+  for (const Preset& p : presets()) {
+    if (!p.unexpressible.empty() || p.op != r.options.op) continue;
+    Convention pc = default_convention(p.op);
+    apply_preset(p, r.options.dtype, pc);
+    PresetMatch m{std::string(p.name), {}};
+    const auto pv = write_convention(pc, p.op);
+    for (std::size_t i = 0; i < pv.size(); ++i) {
+      const std::string key(pv[i].first);
+      if (key == "eps") {
+        if (std::isfinite(r.eps_hi) && !r.eps_fits(pc.eps)) m.differences.push_back(fmt::format("eps {:g} (found {:g})", pc.eps, r.inferred.eps));
+        continue;
+      }
+      if (!r.determined(key)) continue;
+      const std::string want = convention_value_text(pv[i].second), got = convention_value_text(inferred[i].second);
+      if (want != got) m.differences.push_back(fmt::format("{} {} (found {})", key, want, got));
+    }
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PresetMatch& a, const PresetMatch& b) { return a.differences.size() < b.differences.size(); });
+  return out;
+}
+}  // namespace
+
 std::vector<PresetMatch> match_presets(const ProbeResult& r) {
+  if (!row_op(r.options.op)) return generic_matches(r);
   const std::string affine_key = fmt::format("affine[{}]", to_string(r.options.nominal.affine));
   std::vector<PresetMatch> out;
   for (const Preset& p : presets()) {
@@ -144,6 +199,20 @@ std::vector<PresetMatch> match_presets(const ProbeResult& r) {
 
 std::vector<std::string> unmatched_properties(const ProbeResult& r) {
   std::vector<std::string> v;
+  if (!row_op(r.options.op)) {  // the keys some preset of the op sets that no finding determined
+    std::set<std::string> keys;
+    for (const Preset& p : presets()) {
+      if (p.op != r.options.op || !p.unexpressible.empty()) continue;
+      Convention pc = default_convention(p.op);
+      apply_preset(p, r.options.dtype, pc);
+      for (const auto& [k, val] : write_convention(pc, p.op)) keys.insert(std::string(k));
+    }
+    for (const auto& k : keys) {
+      if (k == "direction" || k == "normalized_shape" || k == "axes" || k == "acc_dtype") continue;
+      if (k == "eps" ? !std::isfinite(r.eps_hi) : !r.determined(k)) v.push_back(k);
+    }
+    return v;
+  }
   if (!r.determined("centering")) v.push_back("centering");
   if (!std::isfinite(r.eps_hi)) v.push_back("eps");
   if (!r.determined("eps_placement")) v.push_back("eps_placement");
@@ -166,8 +235,7 @@ std::string format_preset_matches(const std::vector<PresetMatch>& ms, const std:
     differs += fmt::format("{}{} in {}\n", differs.empty() ? "  differs from: " : "                ", m.name,
                            fmt::join(m.differences, ", "));
   }
-  std::string s = "framework presets (normcheck presets), compared on what the probe determined (centering, eps, "
-                  "eps_placement, variance, affine, rounding order):\n";
+  std::string s = "framework presets (normcheck presets), compared on what the probe determined:\n";
   s += match.empty() ? std::string("  matches:      none\n") : fmt::format("  matches:      {}\n", fmt::join(match, ", "));
   s += differs;
   if (!not_compared.empty()) s += fmt::format("  not compared: {} (not determined: a match says nothing about these)\n", fmt::join(not_compared, ", "));
@@ -227,7 +295,7 @@ std::string format_probe_json(const ProbeResult& r) {
   j["dtype"] = std::string(dtype_name(r.options.dtype));
   j["d"] = r.options.d;
   j["seed"] = r.options.seed;
-  j["nominal"] = convention_json(r.options.nominal);
+  j["nominal"] = row_op(r.options.op) ? convention_json(r.options.nominal) : nlohmann::ordered_json::parse(normcheck::convention_json(r.options.nominal, r.options.op).dump());
   j["behaves_as_op"] = std::string(to_string(r.inferred_op));
   for (const auto& f : r.findings) {
     nlohmann::ordered_json fj;
@@ -240,7 +308,7 @@ std::string format_probe_json(const ProbeResult& r) {
                       {"residual", num_or_null(f.evidence.residual)}};
     j["findings"].push_back(fj);
   }
-  j["convention"] = convention_json(r.inferred);
+  j["convention"] = row_op(r.options.op) ? convention_json(r.inferred) : nlohmann::ordered_json::parse(normcheck::convention_json(r.inferred, r.options.op).dump());
   nlohmann::ordered_json pj;
   pj["matches"] = nlohmann::ordered_json::array();
   pj["differs"] = nlohmann::ordered_json::array();

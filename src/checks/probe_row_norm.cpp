@@ -50,19 +50,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string g7(double v) { return fmt::format("{:.7g}", v); }
-std::string g3(double v) { return fmt::format("{:.3g}", v); }
-
-Finding finding(std::string property, std::string value, std::string expected, Certainty c, bool deviates, Evidence e) {
-  Finding f;
-  f.property = std::move(property);
-  f.value = std::move(value);
-  f.expected = std::move(expected);
-  f.certainty = c;
-  f.deviates = deviates && c != Certainty::undetermined;
-  f.evidence = std::move(e);
-  return f;
-}
 
 /// State shared by the experiments of one probe.
 struct Ctx {
@@ -273,6 +260,120 @@ bool probe_centering(Ctx& c) {
   return centered;
 }
 
+}  // namespace
+
+bool eps_sweep_findings(ProbeResult& res, const ProbeOptions& o, const std::vector<GainSample>& samples, std::int64_t m, double floor,
+                        Evidence e, bool estimator) {
+  std::vector<EpsFit> fits;
+  try {
+    fits = fit_eps_models(samples, m, floor);
+  } catch (const std::exception& ex) {
+    e.fit = ex.what();
+    for (const char* p : {"eps", "eps_placement", "variance"})
+      if (estimator || std::string(p) != "variance") res.findings.push_back(finding(p, "undetermined", "", Certainty::undetermined, false, e));
+    return false;
+  }
+  // clamp_var(eps) and clamp_norm(sqrt(eps)) are the same function: when the best model is a
+  // clamp, its twin fits exactly as well. Keep the one the nominal convention names (no false
+  // deviation), else the one with the shorter eps, and name both.
+  std::size_t bi = 0;
+  const EpsFit* twin = nullptr;
+  auto is_clamp = [](EpsPlacement p) { return p == EpsPlacement::clamp_var || p == EpsPlacement::clamp_norm; };
+  if (is_clamp(fits[0].placement))
+    for (std::size_t i = 1; i < fits.size(); ++i)
+      if (is_clamp(fits[i].placement) && fits[i].placement != fits[0].placement && fits[i].variance == fits[0].variance &&
+          fits[i].residual <= fits[0].residual * (1 + 1e-6) + 1e-15) {
+        const bool nominal_twin = fits[i].placement == o.nominal.eps_placement;
+        const bool nominal_best = fits[0].placement == o.nominal.eps_placement;
+        if (nominal_twin || (!nominal_best && fits[i].eps_text.size() < fits[0].eps_text.size())) bi = i;
+        twin = &fits[bi == 0 ? i : 0];
+        break;
+      }
+  const EpsFit& best = fits[bi];
+  std::string ftxt;
+  for (const auto& f : fits)
+    ftxt += fmt::format("{}{}/{}: eps {} [{}, {}] residual {}", ftxt.empty() ? "" : "; ", to_string(f.placement),
+                        to_string(f.variance), g7(f.eps), g3(f.eps_lo), g3(f.eps_hi), g3(f.residual));
+  e.fit = "least squares in ln g per model (placement/variance: eps [interval] RMS residual): " + ftxt;
+  e.residual = best.residual;
+  double r_other_pl = HUGE_VAL, r_other_var = HUGE_VAL;
+  for (const auto& f : fits) {
+    if (f.placement != best.placement && !(twin && f.placement == twin->placement))
+      r_other_pl = std::min(r_other_pl, f.residual);
+    if (f.variance != best.variance) r_other_var = std::min(r_other_var, f.residual);
+  }
+  const double good = std::max(1e-3, 8 * floor), fair = std::max(3e-2, 64 * floor);
+  auto certainty = [&](double other) {
+    const double r1 = std::max(best.residual, floor);
+    if (best.residual <= good && other >= 30 * r1) return Certainty::certain;
+    if (best.residual <= fair && other >= 3 * r1) return Certainty::likely;
+    return Certainty::undetermined;
+  };
+  const Convention& nom = o.nominal;
+  const bool eps_zero = best.eps == 0 || best.eps_lo == 0;
+  const double eps = eps_zero ? 0.0 : std::strtod(best.eps_text.c_str(), nullptr);
+  // eps: its own certainty is that of the fit (a zero eps makes every placement equal).
+  Certainty ce = best.residual <= good ? Certainty::certain : best.residual <= fair ? Certainty::likely
+                                                                                   : Certainty::undetermined;
+  if (!eps_zero && ce == Certainty::certain && certainty(r_other_pl) != Certainty::certain) ce = Certainty::likely;
+  const bool eps_dev = eps_zero ? nom.eps != 0
+                                : !(nom.eps >= best.eps_lo && nom.eps <= best.eps_hi) &&
+                                      std::fabs(best.eps - nom.eps) > 1e-4 * nom.eps;
+  const std::string eps_val = ce == Certainty::undetermined ? "undetermined"
+                              : eps_zero ? fmt::format("0 (no eps: compatible with eps <= {})", g3(best.eps_hi))
+                                         : fmt::format("{} (least squares {}, interval [{}, {}])", best.eps_text,
+                                                       g7(best.eps), g7(best.eps_lo), g7(best.eps_hi));
+  res.findings.push_back(finding("eps", eps_val, fmt::format("{}", nom.eps), ce, eps_dev, e));
+  Certainty cp = eps_zero ? ce : certainty(r_other_pl);
+  const std::string pl_val = cp == Certainty::undetermined ? "undetermined (no model fits)"
+                             : eps_zero ? "any (eps = 0: every placement gives x/sqrt(v))"
+                             : twin ? fmt::format("{} (the same function as {} with eps = {})", to_string(best.placement),
+                                                  to_string(twin->placement), twin->eps_text)
+                                    : std::string(to_string(best.placement));
+  res.findings.push_back(finding("eps_placement", pl_val, std::string(to_string(nom.eps_placement)), cp,
+                                   !eps_zero && best.placement != nom.eps_placement, e));
+  const Certainty cv = estimator ? certainty(r_other_var) : Certainty::undetermined;
+  if (estimator)
+    res.findings.push_back(finding("variance",
+                                   cv == Certainty::undetermined ? "undetermined" : std::string(to_string(best.variance)),
+                                   std::string(to_string(nom.variance)), cv, best.variance != nom.variance, e));
+  // Gain law: slope of ln g against ln v where v >= 1 (eps negligible for any usual eps).
+  {
+    long double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+    for (const auto& s : samples)
+      if (s.v >= 1 && s.g > 0) {
+        const long double lx = std::log(s.v), ly = std::log(s.g);
+        sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly; n += 1;
+      }
+    const double slope = n >= 2 ? static_cast<double>((n * sxy - sx * sy) / (n * sxx - sx * sx)) : kNaN;
+    Evidence eg = e;
+    eg.fit = fmt::format("slope of ln g against ln v over v >= 1: {} (1/sqrt(v): -0.5; 1/v: -1)", fmt::format("{:.4f}", slope));
+    eg.residual = std::fabs(slope + 0.5);
+    std::string law = fmt::format("g ~ v^{:.3f}", slope);
+    if (std::fabs(slope + 1) < 0.02) law += " (no sqrt: divides by the variance)";
+    else if (std::fabs(slope + 0.5) < 0.02) law = "g ~ 1/sqrt(v)";
+    if (std::fabs(slope + 0.5) >= 0.02 && std::isfinite(slope))
+      res.card_notes.push_back(fmt::format("no convention reproduces this backend: its gain goes like v^{:.3f}, not "
+                                             "1/sqrt(v)", slope));
+    res.findings.push_back(finding("gain_law", law, "g ~ 1/sqrt(v)",
+                                     std::isfinite(slope) ? Certainty::certain : Certainty::undetermined,
+                                     std::fabs(slope + 0.5) >= 0.02, eg));
+  }
+  Convention& inf = res.inferred;
+  inf.eps = ce == Certainty::undetermined ? nom.eps : eps;
+  if (ce != Certainty::undetermined) {
+    res.eps_lo = eps_zero ? 0.0 : best.eps_lo;
+    res.eps_hi = best.eps_hi;
+  }
+  inf.eps_placement = (cp == Certainty::undetermined || eps_zero) ? nom.eps_placement : best.placement;
+  inf.variance = cv == Certainty::undetermined ? nom.variance : best.variance;
+  if (eps_zero && ce != Certainty::undetermined)
+    res.card_notes.push_back("eps = 0: the placement cannot matter and was not determined");
+  return ce != Certainty::undetermined && cp != Certainty::undetermined;
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------------------
 // 3. eps value, placement, variance estimator, gain law.
 /// Returns whether the fitted denominator model is trustworthy (for later experiments).
@@ -319,112 +420,7 @@ bool probe_eps(Ctx& c) {
   e.outputs = seen;
   // Resolution of one measured gain: the output rounding (u of the dtype) averaged over the
   // d/2 distinct magnitudes of the row.
-  const double floor = unit_roundoff(c.dt()) / std::sqrt(static_cast<double>(h));
-  std::vector<EpsFit> fits;
-  try {
-    fits = fit_eps_models(samples, d, floor);
-  } catch (const std::exception& ex) {
-    e.fit = ex.what();
-    for (const char* p : {"eps", "eps_placement", "variance"})
-      c.res.findings.push_back(finding(p, "undetermined", "", Certainty::undetermined, false, e));
-    return false;
-  }
-  // clamp_var(eps) and clamp_norm(sqrt(eps)) are the same function: when the best model is a
-  // clamp, its twin fits exactly as well. Keep the one the nominal convention names (no false
-  // deviation), else the one with the shorter eps, and name both.
-  std::size_t bi = 0;
-  const EpsFit* twin = nullptr;
-  auto is_clamp = [](EpsPlacement p) { return p == EpsPlacement::clamp_var || p == EpsPlacement::clamp_norm; };
-  if (is_clamp(fits[0].placement))
-    for (std::size_t i = 1; i < fits.size(); ++i)
-      if (is_clamp(fits[i].placement) && fits[i].placement != fits[0].placement && fits[i].variance == fits[0].variance &&
-          fits[i].residual <= fits[0].residual * (1 + 1e-6) + 1e-15) {
-        const bool nominal_twin = fits[i].placement == c.o.nominal.eps_placement;
-        const bool nominal_best = fits[0].placement == c.o.nominal.eps_placement;
-        if (nominal_twin || (!nominal_best && fits[i].eps_text.size() < fits[0].eps_text.size())) bi = i;
-        twin = &fits[bi == 0 ? i : 0];
-        break;
-      }
-  const EpsFit& best = fits[bi];
-  std::string ftxt;
-  for (const auto& f : fits)
-    ftxt += fmt::format("{}{}/{}: eps {} [{}, {}] residual {}", ftxt.empty() ? "" : "; ", to_string(f.placement),
-                        to_string(f.variance), g7(f.eps), g3(f.eps_lo), g3(f.eps_hi), g3(f.residual));
-  e.fit = "least squares in ln g per model (placement/variance: eps [interval] RMS residual): " + ftxt;
-  e.residual = best.residual;
-  double r_other_pl = HUGE_VAL, r_other_var = HUGE_VAL;
-  for (const auto& f : fits) {
-    if (f.placement != best.placement && !(twin && f.placement == twin->placement))
-      r_other_pl = std::min(r_other_pl, f.residual);
-    if (f.variance != best.variance) r_other_var = std::min(r_other_var, f.residual);
-  }
-  const double good = std::max(1e-3, 8 * floor), fair = std::max(3e-2, 64 * floor);
-  auto certainty = [&](double other) {
-    const double r1 = std::max(best.residual, floor);
-    if (best.residual <= good && other >= 30 * r1) return Certainty::certain;
-    if (best.residual <= fair && other >= 3 * r1) return Certainty::likely;
-    return Certainty::undetermined;
-  };
-  const Convention& nom = c.o.nominal;
-  const bool eps_zero = best.eps == 0 || best.eps_lo == 0;
-  const double eps = eps_zero ? 0.0 : std::strtod(best.eps_text.c_str(), nullptr);
-  // eps: its own certainty is that of the fit (a zero eps makes every placement equal).
-  Certainty ce = best.residual <= good ? Certainty::certain : best.residual <= fair ? Certainty::likely
-                                                                                   : Certainty::undetermined;
-  if (!eps_zero && ce == Certainty::certain && certainty(r_other_pl) != Certainty::certain) ce = Certainty::likely;
-  const bool eps_dev = eps_zero ? nom.eps != 0
-                                : !(nom.eps >= best.eps_lo && nom.eps <= best.eps_hi) &&
-                                      std::fabs(best.eps - nom.eps) > 1e-4 * nom.eps;
-  const std::string eps_val = ce == Certainty::undetermined ? "undetermined"
-                              : eps_zero ? fmt::format("0 (no eps: compatible with eps <= {})", g3(best.eps_hi))
-                                         : fmt::format("{} (least squares {}, interval [{}, {}])", best.eps_text,
-                                                       g7(best.eps), g7(best.eps_lo), g7(best.eps_hi));
-  c.res.findings.push_back(finding("eps", eps_val, fmt::format("{}", nom.eps), ce, eps_dev, e));
-  Certainty cp = eps_zero ? ce : certainty(r_other_pl);
-  const std::string pl_val = cp == Certainty::undetermined ? "undetermined (no model fits)"
-                             : eps_zero ? "any (eps = 0: every placement gives x/sqrt(v))"
-                             : twin ? fmt::format("{} (the same function as {} with eps = {})", to_string(best.placement),
-                                                  to_string(twin->placement), twin->eps_text)
-                                    : std::string(to_string(best.placement));
-  c.res.findings.push_back(finding("eps_placement", pl_val, std::string(to_string(nom.eps_placement)), cp,
-                                   !eps_zero && best.placement != nom.eps_placement, e));
-  const Certainty cv = certainty(r_other_var);
-  c.res.findings.push_back(finding("variance",
-                                   cv == Certainty::undetermined ? "undetermined" : std::string(to_string(best.variance)),
-                                   std::string(to_string(nom.variance)), cv, best.variance != nom.variance, e));
-  // Gain law: slope of ln g against ln v where v >= 1 (eps negligible for any usual eps).
-  {
-    long double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
-    for (const auto& s : samples)
-      if (s.v >= 1 && s.g > 0) {
-        const long double lx = std::log(s.v), ly = std::log(s.g);
-        sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly; n += 1;
-      }
-    const double slope = n >= 2 ? static_cast<double>((n * sxy - sx * sy) / (n * sxx - sx * sx)) : kNaN;
-    Evidence eg = e;
-    eg.fit = fmt::format("slope of ln g against ln v over v >= 1: {} (1/sqrt(v): -0.5; 1/v: -1)", fmt::format("{:.4f}", slope));
-    eg.residual = std::fabs(slope + 0.5);
-    std::string law = fmt::format("g ~ v^{:.3f}", slope);
-    if (std::fabs(slope + 1) < 0.02) law += " (no sqrt: divides by the variance)";
-    else if (std::fabs(slope + 0.5) < 0.02) law = "g ~ 1/sqrt(v)";
-    if (std::fabs(slope + 0.5) >= 0.02 && std::isfinite(slope))
-      c.res.card_notes.push_back(fmt::format("no convention reproduces this backend: its gain goes like v^{:.3f}, not "
-                                             "1/sqrt(v)", slope));
-    c.res.findings.push_back(finding("gain_law", law, "g ~ 1/sqrt(v)",
-                                     std::isfinite(slope) ? Certainty::certain : Certainty::undetermined,
-                                     std::fabs(slope + 0.5) >= 0.02, eg));
-  }
-  Convention& inf = c.res.inferred;
-  inf.eps = ce == Certainty::undetermined ? nom.eps : eps;
-  if (ce != Certainty::undetermined) {
-    c.res.eps_lo = eps_zero ? 0.0 : best.eps_lo;
-    c.res.eps_hi = best.eps_hi;
-  }
-  inf.eps_placement = (cp == Certainty::undetermined || eps_zero) ? nom.eps_placement : best.placement;
-  inf.variance = cv == Certainty::undetermined ? nom.variance : best.variance;
-  if (eps_zero && ce != Certainty::undetermined)
-    c.res.card_notes.push_back("eps = 0: the placement cannot matter and was not determined");
-  return ce != Certainty::undetermined && cp != Certainty::undetermined;
+  return eps_sweep_findings(c.res, c.o, samples, d, unit_roundoff(c.dt()) / std::sqrt(static_cast<double>(h)), e, true);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -137,4 +137,14 @@ Tensor gather(const StridedView& v) {
   return t;
 }
 
+Tensor read_view(const Tensor& t, MemoryLayout l, ViewReading r) {
+  StridedView v = present(t, l);
+  if (r == ViewReading::offset_ignored) v.offset = 0;
+  if (r == ViewReading::strides_ignored) {
+    std::int64_t s = 1;
+    for (std::size_t k = v.shape.size(); k-- > 0;) v.strides[k] = s, s *= v.shape[k];
+  }
+  return gather(v);  // within the storage: a dense extent is no larger than the view's
+}
+
 }  // namespace normcheck

@@ -64,4 +64,12 @@ StridedView present(const Tensor& t, MemoryLayout l);
 /// element lies outside the storage or a stride is negative.
 Tensor gather(const StridedView& v);
 
+/// How a kernel reads a view: correctly, or with one of the faults of real kernels: from the
+/// start of the storage (its offset ignored: the base pointer of a sliced tensor), or as dense
+/// row-major from the offset (its strides ignored: contiguity assumed).
+enum class ViewReading : std::uint8_t { correct, offset_ignored, strides_ignored };
+/// What a kernel reading present(t, l) the way `r` says sees, as a dense tensor (NaN where it
+/// reads outside the view's elements). The layout mutants and the layout probe use it.
+Tensor read_view(const Tensor& t, MemoryLayout l, ViewReading r);
+
 }  // namespace normcheck

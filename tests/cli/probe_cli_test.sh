@@ -27,8 +27,6 @@ expect_rc 2 "probe without backend" -- "$NC" probe --op layer_norm
 expect_err "--backend NAME is required" "probe without backend"
 expect_rc 2 "probe unknown op" -- "$NC" probe --backend reference --op layer_nrom
 expect_err "unknown op 'layer_nrom'" "probe unknown op"
-expect_rc 2 "probe op without probes" -- "$NC" probe --backend reference --op group_norm
-expect_err "no probes for this op yet" "probe op without probes"
 expect_rc 2 "probe bad dtype" -- "$NC" probe --backend reference --dtype f8
 expect_rc 2 "probe bad format" -- "$NC" probe --backend reference --format xml
 expect_rc 2 "probe unknown backend" -- "$NC" probe --backend nosuch

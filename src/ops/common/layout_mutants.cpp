@@ -4,21 +4,12 @@ namespace normcheck::ops {
 
 namespace {
 
-/// The problem with every input read from its view (present(input, layout)) the wrong way:
-/// from storage element 0 (ignore_offset), or with the dense row-major strides of its shape
-/// (dense_strides). Then the op's own CPU kernel.
-template <bool IgnoreOffset, bool DenseStrides>
+/// The problem with every input read from its view (present(input, layout)) the wrong way R
+/// (core/view.hpp read_view), then the op's own CPU kernel.
+template <ViewReading R>
 Outputs misread(const ValidProblem& vp) {
   Problem q = *vp;
-  for (auto& [name, t] : q.inputs) {
-    StridedView v = present(t, q.layout);
-    if (IgnoreOffset) v.offset = 0;
-    if (DenseStrides) {
-      std::int64_t s = 1;
-      for (std::size_t k = v.shape.size(); k-- > 0;) v.strides[k] = s, s *= v.shape[k];
-    }
-    t = gather(v);  // within the storage: a dense extent is no larger than the view's
-  }
+  for (auto& [name, t] : q.inputs) t = read_view(t, q.layout, R);
   q.layout = MemoryLayout::contiguous;
   Outputs o;
   q.op.def().cpu(validate(std::move(q)), o);
@@ -33,10 +24,10 @@ const std::vector<MutantDef>& layout_mutants() {
   static const std::vector<MutantDef> v{
       {"view_offset_ignored",
        "every input read from the start of its storage, not its storage offset (the base pointer of a sliced tensor)",
-       "ln_offset_view", has_cpu, misread<true, false>},
+       "ln_offset_view", has_cpu, misread<ViewReading::offset_ignored>},
       {"view_strides_ignored",
        "every input read as dense row-major from its offset (a kernel that assumes contiguous rows: padded or permuted views)",
-       "ln_padded_view", has_cpu, misread<false, true>},
+       "ln_padded_view", has_cpu, misread<ViewReading::strides_ignored>},
   };
   return v;
 }
