@@ -34,6 +34,22 @@ expect_err "unknown backend" "probe unknown backend"
 expect_rc 0 "probe a plugin" -- "$NC" probe --backend "plugin:$PLUGINS/libnc_example_plugin.so" --timeout 30
 expect_out "matches: .*pytorch.LayerNorm" "probe a plugin names its preset"
 expect_rc 2 "probe bad --timeout" -- "$NC" probe --backend cpu --timeout -1
+# Every op has probes; the family probes name the PyTorch adapter's presets (where torch is installed).
+expect_rc 0 "probe group_norm on cpu" -- "$NC" probe --backend cpu --op group_norm
+expect_out "num_groups +certain +3 groups of contiguous channels" "probe group_norm: groups"
+expect_out "matches: .*pytorch.GroupNorm" "probe group_norm: preset"
+expect_rc 0 "probe a mutant of batch_norm" -- "$NC" probe --backend mutant:bn_biased_running_var --op batch_norm
+expect_out '!! running_variance +certain +biased' "probe names the biased running variance"
+expect_rc 0 "probe rms_norm_quant on cpu" -- "$NC" probe --backend cpu --op rms_norm_quant --format json
+expect_out '"property": "rounding"' "probe quant: rounding in the JSON"
+if python3 -c "import numpy, torch" 2>/dev/null; then
+  expect_rc 0 "probe the PyTorch adapter's group_norm" -- "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" --op group_norm
+  expect_out "matches: .*pytorch.GroupNorm" "PyTorch adapter: pytorch.GroupNorm"
+  expect_rc 0 "probe the PyTorch adapter's batch_norm" -- "$NC" probe --backend "cmd:python3 tools/adapters/torch_backend.py" --op batch_norm
+  expect_out "matches: +pytorch.BatchNorm2d$" "PyTorch adapter: pytorch.BatchNorm2d"
+else
+  echo "SKIP: torch is not installed: the PyTorch adapter's family probes were not run"
+fi
 expect_rc 2 "probe unknown mutant" -- "$NC" probe --backend mutant:nosuch
 expect_rc 2 "probe odd d" -- "$NC" probe --backend reference --d 17
 expect_rc 2 "probe backend and all-mutants" -- "$NC" probe --backend cpu --all-mutants

@@ -45,6 +45,18 @@ expect "trace on a worker that declines" 3 "$nc" trace "$l" --backend "cmd:pytho
 contains "declined site named" "$tmp/err" 'site 0 \(.*fake_worker: f64, inside_sqrt, biased, no affine only'
 expect "trace: bad --timeout" 2 "$nc" trace "$l" --backend "$ex" --timeout 0
 
+# The PyTorch adapter (where torch is installed: setup_adapters.sh does not install it) runs a
+# trace and recomputes the MiniLM dump (which PyTorch itself produced: every layer the same).
+if python3 -c "import numpy, torch" 2>/dev/null; then
+  tb="cmd:python3 tools/adapters/torch_backend.py"
+  expect "trace on the PyTorch adapter" 0 "$nc" trace cases/traces/bert_like.trace.toml --backend "$tb"
+  contains "trace on the PyTorch adapter: every site" "$tmp/out" '^12 sites: 12 passed, 0 failed'
+  expect "compare minilm vs the PyTorch adapter" 0 "$nc" compare cases/minilm/dump --backend "$tb"
+  contains "compare minilm vs PyTorch: the same" "$tmp/out" '^13 layers: 13 same, 0 differ'
+else
+  echo "SKIP: torch is not installed: the PyTorch adapter's trace and compare were not run"
+fi
+
 # Bad input: exit 2 with file:line: field.
 printf '[model]\nname = "m"\nd = 8\ntokens = 2\nblocks = 2\nplacement = "middle"\ndtype = "f32"\nseed = 1\n[norm]\nop = "rms_norm"\n' >"$tmp/bad.trace.toml"
 expect "bad model" 2 "$nc" trace "$tmp/bad.trace.toml"
