@@ -91,7 +91,7 @@ TEST_CASE("view: layout in a case file, and a bad one names file, line and field
   }
 }
 
-TEST_CASE("view: a backend handed dense tensors only skips a view case; cpu and reference pass it", "[view][runner]") {
+TEST_CASE("view: a backend handed dense tensors only skips a view case, while cpu and reference pass it", "[view][runner]") {
   const auto cs = parse_case_text(
       "[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\nlayout = \"padded\"\ninputs.x = { values = [[1, 2, 4], [3, 5, 9]] }\n",
       "v.toml");

@@ -27,7 +27,7 @@ check "dgamma mutant" 1 'FAILED gate dgamma' -- "$N" run cases/layer_norm/backwa
 check "forward mutants skip backward cases" 1 'SKIPPED .*no backward kernel for layer_norm' -- \
   "$N" run cases/layer_norm/backward.toml -b mutant:eps_missing --no-color
 # ... and a backend that skipped every case checked nothing: that is not a pass.
-check "a backend that evaluated nothing fails the run" 1 'mutant:eps_missing: evaluated none of its 11 cases' -- \
+check "a backend that evaluated nothing fails the run" 1 'mutant:eps_missing: evaluated none of its [0-9]+ cases' -- \
   "$N" run cases/layer_norm/backward.toml -b mutant:eps_missing --no-color
 check "dump" 1 '' -- "$N" run cases/layer_norm/backward.toml --case ln_bwd_123_dy100 -b mutant:ln_dx_no_mean_term --dump-failures "$tmp/d"
 check "dump has dx, dy, exact" 0 '' -- test -s "$tmp/d/ln_bwd_123_dy100__mutant_ln_dx_no_mean_term/dx.npy" -a \

@@ -40,7 +40,9 @@ Convention mapping (anything else is SKIPPED with the reason, never approximated
   has no half-away round). saturate = false is PyTorch's plain cast, whatever it does.
 - Affine none: weight None; gamma: weight only; gamma_beta: weight and bias; one_plus_w:
   weight = 1 + gamma when every 1 + gamma is a value of the dtype (identical numerics),
-  else SKIPPED. Parameters must be values of x's dtype (PyTorch wants one dtype).
+  else SKIPPED. Parameters travel in x's dtype (their values must be values of it), or as
+  float32 beside f16/bf16 data when the case gives them in f32: PyTorch's CPU "mixed type"
+  path (weight, bias and running stats float32, statistics kept in float32).
 - Output has x's dtype; accumulation is PyTorch's opmath type (f32 for f16/bf16/f32, f64 for
   f64): a case whose acc_dtype differs is SKIPPED.
 - eps is a Python float (binary64); what the kernel does with it (e.g. a float cast on CPU
@@ -206,17 +208,31 @@ def common(req, inputs, fn, placements=("inside_sqrt",)):
     return c, dt
 
 
+def param_dtype(inputs, name, dt):
+    """The dtype a parameter reaches PyTorch in: its own when it is f32 beside f16/bf16 data
+    (PyTorch's CPU "mixed type" path: F.layer_norm, rms_norm, group_norm, instance_norm and
+    batch_norm take float32 weight, bias and running stats with reduced-precision input, and
+    keep their statistics in float32) when every parameter is f32 (PyTorch refuses a mix:
+    "mixed dtype (CPU): expect parameter to have scalar type of Float"), else x's (exact()
+    refuses a value x's dtype cannot hold)."""
+    present = [n for n in ("gamma", "beta", "running_mean", "running_var") if n in inputs]
+    mixed = dt in ("f16", "bf16") and all(inputs[n][1] == "f32" for n in present)
+    return "f32" if mixed and name in present else dt
+
+
 def params(inputs, c, dt, fn, bias_ok=True):
     affine = c.get("affine", "none")
     w = b = None
     if affine in ("gamma", "gamma_beta"):
-        w = tensor(inputs["gamma"][0], dt, "gamma", grad="gamma")
+        pdt = param_dtype(inputs, "gamma", dt)
+        w = tensor(inputs["gamma"][0], pdt, "gamma", grad="gamma")
     elif affine == "one_plus_w":
-        w = tensor(one_plus(inputs["gamma"][0], dt, "torch"), dt, "1 + gamma", grad="gamma")
+        pdt = param_dtype(inputs, "gamma", dt)
+        w = tensor(one_plus(inputs["gamma"][0], pdt, "torch"), pdt, "1 + gamma", grad="gamma")
     if affine == "gamma_beta":
         if not bias_ok:
             raise Skip(f"torch: {fn} has no bias (affine gamma_beta not expressible)")
-        b = tensor(inputs["beta"][0], dt, "beta", grad="beta")
+        b = tensor(inputs["beta"][0], param_dtype(inputs, "beta", dt), "beta", grad="beta")
     return w, b
 
 
@@ -270,8 +286,8 @@ def batch_norm(req, inputs):
         raise Skip("F.batch_norm updates running_var with the unbiased batch variance only")
     x = view_tensor(req, inputs, "x", dt, "x", grad="x")
     steps = list(x) if c.get("sequence", False) else [x]
-    rm = tensor(inputs["running_mean"][0], dt, "running_mean").clone() if track else None
-    rv = tensor(inputs["running_var"][0], dt, "running_var").clone() if track else None
+    rm = tensor(inputs["running_mean"][0], param_dtype(inputs, "running_mean", dt), "running_mean").clone() if track else None
+    rv = tensor(inputs["running_var"][0], param_dtype(inputs, "running_var", dt), "running_var").clone() if track else None
     nbt = int(c.get("num_batches_tracked", 0))
     ys = []
     for xs in steps:
@@ -285,8 +301,13 @@ def batch_norm(req, inputs):
     y = torch.stack(ys) if c.get("sequence", False) else ys[0]
     res = {"y": out(y, dt)}
     if track:
-        res["running_mean"] = out(rm, dt)
-        res["running_var"] = out(rv, dt)
+        for name, t in (("running_mean", rm), ("running_var", rv)):
+            spec = req["outputs"].get(name)
+            if spec is None:
+                continue  # a backward request asks for gradients only
+            if TORCH[spec["dtype"]] != t.dtype:
+                raise Skip(f"torch: F.batch_norm keeps {name} in {t.dtype}; the case asks for it in {spec['dtype']}")
+            res[name] = out(t, spec["dtype"])
     return res
 
 
