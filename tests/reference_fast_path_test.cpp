@@ -135,7 +135,7 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
   CHECK(checked == 20000);
 }
 
-TEST_CASE("reference fast path: every bundled forward layer_norm and rms_norm case, bit for bit", "[reference][fastpath]") {
+TEST_CASE("reference fast path: every bundled forward row-norm, fused and quantizing case, bit for bit", "[reference][fastpath]") {
   // The case files and the coverage matrix's quick tier (its regimes: huge values whose
   // squares overflow, tiny, subnormal, mixed, constant, zeros, non-finite), and its full tier
   // with NORMCHECK_EQUIV_FULL=1.
@@ -149,7 +149,8 @@ TEST_CASE("reference fast path: every bundled forward layer_norm and rms_norm ca
       const std::string file = cs.file;
       const Problem& p = cs.problem;
       const std::string op(p.op.name());
-      if ((op != "layer_norm" && op != "rms_norm") || p.conv.direction != Direction::forward) continue;
+      const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant");
+      if (!fast_op || p.conv.direction != Direction::forward) continue;
       std::string first;
       INFO(file << " case " << cs.name);
       CHECK(differences(p, &first) == 0);
@@ -235,6 +236,58 @@ TEST_CASE("reference fast path: random and adversarial rows, bit for bit", "[ref
         CHECK(diffs == 0);
         CHECK(c > 0);  // the fast path decided some of these rows (every kind has some it can)
       }
+    }
+  }
+}
+
+TEST_CASE("reference fast path: fused residual adds on random and adversarial rows, bit for bit", "[reference][fastpath]") {
+  // h = x + residual (+ bias) rounded to the residual's dtype (or not), then the norm: rows
+  // whose sum lands near a rounding boundary of h's dtype, cancelling sums, f32 residuals
+  // beside bf16/f16 data.
+  const std::int64_t rows = env_rows(3000) / 4;
+  std::mt19937_64 g(20261204);
+  std::normal_distribution<double> normal(0, 1);
+  for (const char* name : {"fused_add_rms_norm", "fused_add_layer_norm"}) {
+    const Op op = *ops::find(name);
+    for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+      const std::uint64_t before = reference::fast_path_counts().certified;
+      std::int64_t done = 0, diffs = 0;
+      std::string first;
+      while (done < rows) {
+        const std::int64_t m = std::uniform_int_distribution<std::int64_t>(1, 80)(g), r = 16;
+        std::vector<double> x(static_cast<std::size_t>(r * m)), res(x.size()), bias(static_cast<std::size_t>(m)), gam(bias);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          x[i] = normal(g);
+          // Every third row cancels: residual = -x + a tiny part; every fifth sits a quarter
+          // ulp of the data's dtype off x, so h's rounding is close to a boundary.
+          const std::size_t row = i / static_cast<std::size_t>(m);
+          res[i] = row % 3 == 0 ? -x[i] + 1e-3 * normal(g) : row % 5 == 0 ? std::ldexp(x[i], -10) : normal(g);
+        }
+        for (auto& v : bias) v = 0.1 * normal(g);
+        for (auto& v : gam) v = 1 + 0.1 * normal(g);
+        Problem p = test::row_problem(op, dt, Shape{r, m}, x);
+        const DType rdt = done / r % 2 && dt != DType::f64 ? DType::f32 : dt;
+        p.inputs["residual"] = Tensor::from_doubles(rdt, Shape{r, m}, res);
+        if (done / r % 3 == 1) p.inputs["bias"] = Tensor::from_doubles(dt, Shape{m}, bias);
+        p.conv.eps = std::vector<double>{1e-5, 1e-6, 0.0}[done / r % 3];
+        p.conv.norm_input = done / r % 4 == 2 ? NormInput::unrounded : NormInput::rounded;
+        p.conv.affine = done / r % 2 ? Affine::gamma : Affine::none;
+        if (p.conv.affine == Affine::gamma) p.inputs["gamma"] = Tensor::from_doubles(dt, Shape{m}, gam);
+        try {
+          (void)validate(p);
+        } catch (const SpecError&) {
+          done += r;
+          continue;
+        }
+        std::string f;
+        const std::int64_t d = differences(p, &f);
+        if (d && first.empty()) first = f;
+        diffs += d;
+        done += r;
+      }
+      INFO(name << " " << dtype_name(dt) << ": " << first);
+      CHECK(diffs == 0);
+      CHECK(reference::fast_path_counts().certified > before);
     }
   }
 }

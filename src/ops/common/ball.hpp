@@ -422,9 +422,9 @@ namespace dd {
 inline bool quick_decides(double h, double l, double r, double c, int precision, double min_normal, double max_finite) {
   const double ac = std::fabs(c);
   if (!(ac >= min_normal && ac <= max_finite)) return false;
-  const int e = detail::frexp_exponent(ac);         // |c| in [2^(e-1), 2^e)
-  if (ac == detail::pow2(e - 1)) return false;       // a power of two: a narrower spacing below
-  const double half = detail::pow2(e - precision - 1);
+  const int e = ::normcheck::detail::frexp_exponent(ac);         // |c| in [2^(e-1), 2^e)
+  if (ac == ::normcheck::detail::pow2(e - 1)) return false;       // a power of two: a narrower spacing below
+  const double half = ::normcheck::detail::pow2(e - precision - 1);
   const double o = (h - c) + l;
   return std::fabs(o) * (1 + 0x1p-50) + r * (1 + 0x1p-50) < half;
 }
@@ -441,9 +441,9 @@ inline DDBall::operator long double() const {
     const long double c = static_cast<long double>(h_) + static_cast<long double>(l_);
     const long double o = static_cast<long double>(l_) - (c - static_cast<long double>(h_));
     const long double ac = std::fabs(c);
-    const int e = detail::frexp_exponent(ac);
-    if (ac != static_cast<long double>(detail::pow2(e - 1)) &&
-        (std::fabs(o) + static_cast<long double>(r_)) * (1 + 0x1p-60L) < static_cast<long double>(detail::pow2(e - 65)))  // e >= -899 here
+    const int e = ::normcheck::detail::frexp_exponent(ac);
+    if (ac != static_cast<long double>(::normcheck::detail::pow2(e - 1)) &&
+        (std::fabs(o) + static_cast<long double>(r_)) * (1 + 0x1p-60L) < static_cast<long double>(::normcheck::detail::pow2(e - 65)))  // e >= -899 here
       return c;
   }
   // Both halves are exact in long double, so their long-double sum is rounded once.

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ops/common/ball.hpp"
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/precision.hpp"
 #include "ops/common/row_norm.hpp"
@@ -58,21 +59,11 @@ ExactOutputs evaluate_rows(const Problem& p, const bool fast) {
                detail::make_output(sdt, Shape{l.rows})};
   const Params<T> params(p);
   const std::optional<Params<DDBall>> params_dd = fast ? std::optional<Params<DDBall>>(p) : std::nullopt;
-  std::uint64_t certified = 0, recomputed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed)
-  for (std::int64_t r = 0; r < l.rows; ++r) {
-    if (fast) {
-      try {
-        evaluate_row<DDBall>(p, l, r, *params_dd, o);
-        ++certified;
-        continue;
-      } catch (const Uncertain&) {
-        ++recomputed;
-      }
-    }
-    evaluate_row<T>(p, l, r, params, o);
-  }
-  if (fast) add_fast_path_counts(certified, recomputed);
+  detail::certified_rows<T>(l.rows, fast, true, [&](std::int64_t r, auto tag) {
+    using U = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<U, DDBall>) evaluate_row<DDBall>(p, l, r, *params_dd, o);
+    else evaluate_row<T>(p, l, r, params, o);
+  });
   ExactOutputs out;
   out.emplace("y", std::move(o.y));
   if (p.op.def().centers) out.emplace("mean", std::move(o.mean));

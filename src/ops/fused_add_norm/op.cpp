@@ -62,7 +62,7 @@ void sample_residual(Sampler& s, Problem& p) {
 ExactOutputs reference(const ValidProblem& vp) {
   const Problem& p = *vp;
   return normcheck::reference::detail::at_working_precision(
-      p, [&](auto t) { return normcheck::reference::fused_add_rows<typename decltype(t)::type>(p); });
+      p, [&](auto t) { return normcheck::reference::fused_add_rows<typename decltype(t)::type>(p, normcheck::reference::fast_path_enabled()); });
 }
 
 ExactOutputs reference_double(const ValidProblem& vp) { return normcheck::reference::fused_add_rows<double>(*vp); }

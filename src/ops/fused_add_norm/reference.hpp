@@ -14,8 +14,11 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "ops/fused_add_norm/fused_add_norm.hpp"
@@ -42,26 +45,42 @@ void residual_row(const Problem& p, std::int64_t r, std::int64_t m, const std::v
   }
 }
 
-/// y and h of fused_add_layer_norm / fused_add_rms_norm (centering per the op's OpDef).
+/// gamma, beta and bias as T, loaded once per problem.
 template <class T>
-ExactOutputs fused_add_rows(const Problem& p) {
+struct FusedParams {
+  std::vector<T> gamma, beta, bias;
+  explicit FusedParams(const Problem& p)
+      : gamma(detail::load_all<T>(p.input("gamma"))), beta(detail::load_all<T>(p.input("beta"))), bias(detail::load_all<T>(p.input("bias"))) {}
+};
+
+/// Row r of fused_add_layer_norm / fused_add_rms_norm in T: h, then the norm of z (every
+/// element of the row's y and h written).
+template <class T>
+void fused_add_row(const Problem& p, const RowLayout& l, std::int64_t r, const FusedParams<T>& a, ExactOutput& y, ExactOutput& h) {
+  std::vector<T> z(static_cast<std::size_t>(l.m)), mag(z), yr(z);
+  residual_row(p, r, l.m, a.bias, z.data(), mag.data(), &h);
+  normalize_group(z.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(), y.cond.data() + r * l.m,
+                  mag.data());
+  for (std::int64_t j = 0; j < l.m; ++j) {
+    const std::int64_t i = r * l.m + j;
+    detail::put(y, i, yr[static_cast<std::size_t>(j)], y.cond[static_cast<std::size_t>(i)]);
+  }
+}
+
+/// y and h of fused_add_layer_norm / fused_add_rms_norm (centering per the op's OpDef), each
+/// row on the certified fast path where `fast` and it decides (certified_rows.hpp), else in T.
+template <class T>
+ExactOutputs fused_add_rows(const Problem& p, bool fast = false) {
   const RowLayout l = row_layout(p);
   const Tensor& x = p.x();
-  const auto gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
-  const auto bias = detail::load_all<T>(p.input("bias"));
   ExactOutput y = detail::make_output(p.out_dtype, x.shape()), h = detail::make_output(ops::fused::h_dtype(p), x.shape());
-  const bool center = p.op.def().centers;
-#pragma omp parallel for schedule(dynamic, 1) if (x.size() >= detail::kParallelMin)
-  for (std::int64_t r = 0; r < l.rows; ++r) {
-    std::vector<T> z(static_cast<std::size_t>(l.m)), mag(z), yr(z);
-    residual_row(p, r, l.m, bias, z.data(), mag.data(), &h);
-    normalize_group(z.data(), l.m, center, p.conv, gamma.data(), beta.data(), yr.data(), y.cond.data() + r * l.m, mag.data());
-    for (std::int64_t j = 0; j < l.m; ++j) {
-      const std::int64_t i = r * l.m + j;
-      const double c = y.cond[static_cast<std::size_t>(i)];
-      detail::put(y, i, yr[static_cast<std::size_t>(j)], c);
-    }
-  }
+  const FusedParams<T> a(p);
+  const std::optional<FusedParams<DDBall>> a_dd = fast ? std::optional<FusedParams<DDBall>>(p) : std::nullopt;
+  detail::certified_rows<T>(l.rows, fast, x.size() >= detail::kParallelMin, [&](std::int64_t r, auto tag) {
+    using U = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<U, DDBall>) fused_add_row<DDBall>(p, l, r, *a_dd, y, h);
+    else fused_add_row<T>(p, l, r, a, y, h);
+  });
   ExactOutputs o;
   o.emplace("y", std::move(y));
   o.emplace("h", std::move(h));

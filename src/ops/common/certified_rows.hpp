@@ -1,0 +1,39 @@
+// The certified fast path's row loop, shared by the references that evaluate independent
+// rows (row norms, fused residual add + norm, quantizing norms): each row in double-double with
+// a rigorous radius (ball.hpp DDBall) first, and in T (MPFR at working_bits) where the ball
+// cannot decide a comparison or a rounding. Results are bit-identical to T's (the test:
+// tests/reference_fast_path_test.cpp); the counts go to reference::fast_path_counts().
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ops/common/ball.hpp"
+#include "ops/reference.hpp"
+
+namespace normcheck::reference::detail {
+
+/// Calls row(r, std::type_identity<U>{}) for every row r in [0, rows): U = DDBall first when
+/// `fast`, then U = T for a row whose DDBall evaluation threw Uncertain (or every row when
+/// not `fast`). `row` must write every output element of its row, so that a failed attempt's
+/// partial writes are overwritten. Rows run over OpenMP threads when `parallel`.
+template <class T, class Row>
+void certified_rows(std::int64_t rows, bool fast, bool parallel, Row&& row) {
+  std::uint64_t certified = 0, recomputed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed) if (parallel)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (fast) {
+      try {
+        row(r, std::type_identity<DDBall>{});
+        ++certified;
+        continue;
+      } catch (const Uncertain&) {
+        ++recomputed;
+      }
+    }
+    row(r, std::type_identity<T>{});
+  }
+  if (fast) add_fast_path_counts(certified, recomputed);
+}
+
+}  // namespace normcheck::reference::detail
