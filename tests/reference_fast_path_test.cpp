@@ -292,6 +292,55 @@ TEST_CASE("reference fast path: fused residual adds on random and adversarial ro
   }
 }
 
+TEST_CASE("reference fast path: quantizing norms on random rows and exact ties, bit for bit", "[reference][fastpath]") {
+  // Dynamic and static scales, both scale forms, every 8-bit format, saturation on and off,
+  // both roundings, with and without a residual; every fourth batch of rows puts y / s on
+  // exact ties (rows of +-1, eps 0, gamma = j + 1/2, static scale 1).
+  const std::int64_t rows = env_rows(3000) / 4;
+  std::mt19937_64 g(20261205);
+  std::normal_distribution<double> normal(0, 1);
+  for (const char* name : {"rms_norm_quant", "layer_norm_quant"}) {
+    const Op op = *ops::find(name);
+    for (DType out : {DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8}) {
+      std::int64_t done = 0, diffs = 0, batch = 0;
+      std::string first;
+      const std::uint64_t before = reference::fast_path_counts().certified;
+      while (done < rows) {
+        const bool ties = batch % 4 == 3;
+        const std::int64_t m = ties ? 4 : std::uniform_int_distribution<std::int64_t>(2, 80)(g), r = 16;
+        std::vector<double> x(static_cast<std::size_t>(r * m)), gam(static_cast<std::size_t>(m));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = ties ? (i % 2 ? -1.0 : 1.0) : normal(g) * (1 + batch % 3);
+        for (std::int64_t j = 0; j < m; ++j) gam[j] = ties ? static_cast<double>(j) + 0.5 : 1 + 0.2 * normal(g);
+        const DType dt = batch % 2 ? DType::bf16 : DType::f32;
+        Problem p = test::row_problem(op, dt, Shape{r, m}, x, ties ? 0.0 : 1e-5, Affine::gamma);
+        p.out_dtype = out;
+        p.inputs["gamma"] = Tensor::from_doubles(dt, Shape{m}, gam);
+        p.conv.quant_scale = ties || batch % 3 == 1 ? QuantScale::static_per_tensor : QuantScale::dynamic_per_token;
+        if (p.conv.quant_scale == QuantScale::static_per_tensor)
+          p.inputs["scale"] = Tensor::from_doubles(DType::f32, Shape{1}, {ties ? 1.0 : 0.03125});
+        p.conv.scale_form = !ties && batch % 5 == 2 ? ScaleForm::multiplier : ScaleForm::divisor;
+        p.conv.rounding = batch % 2 ? Rounding::nearest_away : Rounding::nearest_even;
+        p.conv.saturate = out == DType::int8 || batch % 7 != 4;
+        if (!ties && batch % 4 == 1) p.inputs["residual"] = Tensor::from_doubles(dt, Shape{r, m}, std::vector<double>(x.size(), 0.25));
+        ++batch;
+        try {
+          (void)validate(p);
+        } catch (const SpecError& e) {
+          FAIL(e.what());
+        }
+        std::string f;
+        const std::int64_t d = differences(p, &f);
+        if (d && first.empty()) first = f;
+        diffs += d;
+        done += r;
+      }
+      INFO(name << " " << dtype_name(out) << ": " << first);
+      CHECK(diffs == 0);
+      CHECK(reference::fast_path_counts().certified > before);
+    }
+  }
+}
+
 TEST_CASE("reference fast path: it decides nearly every row of activation-shaped data", "[reference][fastpath]") {
   // Rows of a model's activations (width 768, normal data, the conventions frameworks use):
   // the rate of rows left to MPFR, here from 4 x 512 rows per op and dtype, must be below

@@ -461,4 +461,12 @@ inline double round_to(DType t, const DDBall& x) {
   return dd::certain<double>(x, [t](double h, double l) { return round_sum_to(t, h, l); });
 }
 
+/// round_to(t, x, mode) of the exact value: to nearest-even as above; the other modes are left
+/// to MPFR (Uncertain), which the quantizing norms' `rounding` key alone asks for.
+inline double round_to(DType t, const DDBall& x, Rounding mode) {
+  if (mode != Rounding::nearest_even) throw Uncertain{__LINE__};
+  return round_to(t, x);
+}
+
 }  // namespace normcheck::reference
+

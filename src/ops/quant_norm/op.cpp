@@ -104,11 +104,12 @@ std::int64_t group_size(const Problem& p) { return numel(p.conv.normalized_shape
 ReductionLayout groups(const Problem& p) { return row_groups(p, numel(p.conv.normalized_shape)); }
 
 template <class T>
-ExactOutputs eval(const Problem& p) { return normcheck::reference::quant_rows<T>(p); }
+ExactOutputs eval(const Problem& p, bool fast = false) { return normcheck::reference::quant_rows<T>(p, fast); }
 
 ExactOutputs reference(const ValidProblem& vp) {
   const Problem& p = *vp;
-  return normcheck::reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+  return normcheck::reference::detail::at_working_precision(
+      p, [&](auto t) { return eval<typename decltype(t)::type>(p, normcheck::reference::fast_path_enabled()); });
 }
 
 bool quant_op(const Problem& p) {

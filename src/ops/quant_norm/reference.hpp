@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "ops/common/family_common.hpp"
@@ -41,79 +43,115 @@
 
 namespace normcheck::reference {
 
+/// A condition magnitude (a bound, no correct rounding needed) as a double: MPFR's value
+/// converted, a ball's midpoint (DDBall's certified conversion could refuse a boundary).
 template <class T>
-ExactOutputs quant_rows(const Problem& p) {
+double cond_value(const T& v) {
+  if constexpr (std::is_same_v<T, DDBall>) return cond_of(v);
+  else return static_cast<double>(v);
+}
+
+/// What every row of a quantizing problem shares, as T: the parameters, the static scale (in
+/// the divisor form), qmax and the scale floor.
+template <class T>
+struct QuantParams : FusedParams<T> {
+  T s_static{1}, qmax, floor;
+  explicit QuantParams(const Problem& p)
+      : FusedParams<T>(p), qmax(ops::quant::quant_max(p.out_dtype)), floor(p.conv.scale_floor) {
+    if (p.conv.quant_scale == QuantScale::static_per_tensor) {
+      const T given(p.inputs.at("scale").get(0));
+      s_static = p.conv.scale_form == ScaleForm::divisor ? given : T(1) / given;
+    }
+  }
+};
+
+/// The outputs of a quantizing problem, filled row by row.
+struct QuantOutputs {
+  ExactOutput y, h, scale;
+};
+
+/// Row r in T: h and z (with a residual), the norm's y, the scale, the quantized outputs
+/// (every element of the row's outputs written).
+template <class T>
+void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const QuantParams<T>& a, QuantOutputs& o) {
   using std::abs;
   using std::isnan;
   const Convention& c = p.conv;
-  const RowLayout l = row_layout(p);
-  const Tensor& x = p.x();
-  const auto gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
-  const auto bias = detail::load_all<T>(p.input("bias"));
   const bool residual = ops::fused::has_residual(p), dynamic = c.quant_scale == QuantScale::dynamic_per_token;
   const bool divisor = c.scale_form == ScaleForm::divisor;
   const DType out = p.out_dtype;
-  const T qmax(ops::quant::quant_max(out)), floor(c.scale_floor);
   const double hi = out == DType::int8 ? 127.0 : ops::quant::quant_max(out), lo = out == DType::int8 ? -128.0 : -hi;
-  ExactOutput y = detail::make_output(out, x.shape());
-  ExactOutput h = detail::make_output(residual ? ops::fused::h_dtype(p) : out, residual ? x.shape() : Shape{0});
-  ExactOutput scale = detail::make_output(DType::f32, dynamic ? Shape{l.rows} : Shape{0});
-  // Static: s (divisor form) from the input, exact.
-  T s_static(1);
-  if (!dynamic) {
-    const T given(p.inputs.at("scale").get(0));
-    s_static = divisor ? given : T(1) / given;
-  }
-  const bool center = p.op.def().centers;
-#pragma omp parallel for schedule(dynamic, 1) if (x.size() >= detail::kParallelMin)
-  for (std::int64_t r = 0; r < l.rows; ++r) {
-    std::vector<T> z(static_cast<std::size_t>(l.m)), mag(z), yr(z);
-    std::vector<double> cy(static_cast<std::size_t>(l.m));
-    if (residual) residual_row(p, r, l.m, bias, z.data(), mag.data(), &h);
-    else
-      for (std::int64_t j = 0; j < l.m; ++j) z[static_cast<std::size_t>(j)] = T(x.get(r * l.m + j));
-    normalize_group(z.data(), l.m, center, c, gamma.data(), beta.data(), yr.data(), cy.data(), residual ? mag.data() : nullptr);
-    T s = s_static;
-    T rel_s(0);  // s's relative condition magnitude (dynamic, not floored)
-    if (dynamic) {
-      std::int64_t k = 0;
-      bool nan = false;
-      for (std::int64_t j = 0; j < l.m; ++j) {
-        nan = nan || isnan(yr[static_cast<std::size_t>(j)]);
+  std::vector<T> z(static_cast<std::size_t>(l.m)), mag(z), yr(z);
+  std::vector<double> cy(static_cast<std::size_t>(l.m));
+  if (residual) residual_row(p, r, l.m, a.bias, z.data(), mag.data(), &o.h);
+  else
+    for (std::int64_t j = 0; j < l.m; ++j) z[static_cast<std::size_t>(j)] = T(p.x().get(r * l.m + j));
+  normalize_group(z.data(), l.m, p.op.def().centers, c, a.gamma.data(), a.beta.data(), yr.data(), cy.data(),
+                  residual ? mag.data() : nullptr);
+  T s = a.s_static;
+  T rel_s(0);  // s's relative condition magnitude (dynamic, not floored)
+  if (dynamic) {
+    std::int64_t k = 0;
+    bool nan = false;
+    for (std::int64_t j = 0; j < l.m; ++j) nan = nan || isnan(yr[static_cast<std::size_t>(j)]);
+    if (!nan)  // (a ball compared with itself overlaps: start past k)
+      for (std::int64_t j = 1; j < l.m; ++j)
         if (abs(yr[static_cast<std::size_t>(j)]) > abs(yr[static_cast<std::size_t>(k)])) k = j;
-      }
-      const T amax = nan ? T(NAN) : T(abs(yr[static_cast<std::size_t>(k)]));
-      s = amax / qmax;
-      if (s < floor) s = floor;  // NaN stays NaN
-      else if (amax > 0) rel_s = T(cy[static_cast<std::size_t>(k)]) / amax;
-      const T cs = s * (rel_s + (s == floor ? T(0) : T(1)));
-      if (divisor) detail::put(scale, r, s, static_cast<double>(cs));
-      else detail::put(scale, r, T(1) / s, static_cast<double>(cs / (s * s)));
-      // The scale as stored (binary32) is what v divides by (the multiplier form: the
-      // stored reciprocal); NaN stays NaN.
-      if (!isnan(s)) s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
-    }
-    for (std::int64_t j = 0; j < l.m; ++j) {
-      const std::int64_t i = r * l.m + j;
-      const T yj = yr[static_cast<std::size_t>(j)];
-      const T v = yj / s;
-      const double cv = static_cast<double>((T(cy[static_cast<std::size_t>(j)]) + abs(yj) * rel_s) / s + abs(v));
-      const double q = ops::quant::quantize(out, c, v);
-      T e = v;
-      if (isnan(v)) e = out == DType::int8 ? T(0) : v;
-      else if (c.saturate) e = v > T(hi) ? T(hi) : v < T(lo) ? T(lo) : v;
-      else if (!std::isfinite(q)) e = T(q);
-      y.exact[static_cast<std::size_t>(i)] = static_cast<long double>(e);
-      y.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, e);
-      y.rounded.set(i, q);
-      y.cond[static_cast<std::size_t>(i)] = cv;
-    }
+    const T amax = nan ? T(NAN) : T(abs(yr[static_cast<std::size_t>(k)]));
+    s = amax / a.qmax;
+    bool floored = false;
+    if (s < a.floor) s = a.floor, floored = true;  // NaN stays NaN
+    else if (amax > T(0)) rel_s = T(cy[static_cast<std::size_t>(k)]) / amax;
+    // s == floor (floored, or equal to it): the scale is the exact floor. (A ball decides the
+    // equality by two strict comparisons, or leaves the row to MPFR.)
+    const bool at_floor = floored || (!(s < a.floor) && !(s > a.floor));
+    const T cs = s * (rel_s + (at_floor ? T(0) : T(1)));
+    if (divisor) detail::put(o.scale, r, s, cond_value(cs));
+    else detail::put(o.scale, r, T(1) / s, cond_value(cs / (s * s)));
+    // The scale as stored (binary32) is what v divides by (the multiplier form: the
+    // stored reciprocal); NaN stays NaN.
+    if (!isnan(s)) s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
   }
-  ExactOutputs o;
-  o.emplace("y", std::move(y));
-  if (dynamic) o.emplace("scale", std::move(scale));
-  if (residual) o.emplace("h", std::move(h));
-  return o;
+  for (std::int64_t j = 0; j < l.m; ++j) {
+    const std::int64_t i = r * l.m + j;
+    const T yj = yr[static_cast<std::size_t>(j)];
+    const T v = yj / s;
+    const double cv = cond_value((T(cy[static_cast<std::size_t>(j)]) + abs(yj) * rel_s) / s + abs(v));
+    const double q = ops::quant::quantize(out, c, v);
+    T e = v;
+    if (isnan(v)) e = out == DType::int8 ? T(0) : v;
+    else if (c.saturate) e = v > T(hi) ? T(hi) : v < T(lo) ? T(lo) : v;
+    else if (!std::isfinite(q)) e = T(q);
+    o.y.exact[static_cast<std::size_t>(i)] = static_cast<long double>(e);
+    o.y.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, e);
+    o.y.rounded.set(i, q);
+    o.y.cond[static_cast<std::size_t>(i)] = cv;
+  }
+}
+
+/// y (quantized), scale (dynamic) and h (with a residual), each row on the certified fast path
+/// where `fast` and it decides (certified_rows.hpp), else in T.
+template <class T>
+ExactOutputs quant_rows(const Problem& p, bool fast = false) {
+  const Convention& c = p.conv;
+  const RowLayout l = row_layout(p);
+  const Tensor& x = p.x();
+  const bool residual = ops::fused::has_residual(p), dynamic = c.quant_scale == QuantScale::dynamic_per_token;
+  QuantOutputs o{detail::make_output(p.out_dtype, x.shape()),
+                 detail::make_output(residual ? ops::fused::h_dtype(p) : p.out_dtype, residual ? x.shape() : Shape{0}),
+                 detail::make_output(DType::f32, dynamic ? Shape{l.rows} : Shape{0})};
+  const QuantParams<T> a(p);
+  const std::optional<QuantParams<DDBall>> a_dd = fast ? std::optional<QuantParams<DDBall>>(p) : std::nullopt;
+  detail::certified_rows<T>(l.rows, fast, x.size() >= detail::kParallelMin, [&](std::int64_t r, auto tag) {
+    using U = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<U, DDBall>) quant_row<DDBall>(p, l, r, *a_dd, o);
+    else quant_row<T>(p, l, r, a, o);
+  });
+  ExactOutputs out;
+  out.emplace("y", std::move(o.y));
+  if (dynamic) out.emplace("scale", std::move(o.scale));
+  if (residual) out.emplace("h", std::move(o.h));
+  return out;
 }
 
 }  // namespace normcheck::reference
