@@ -104,7 +104,9 @@ typedef struct nc_param {
                             with 17 significant digits, or a list "[64]" */
   double number;         /* numbers: the value, exactly (eps is the case's binary64 eps);
                             true/false: 1/0; words, lists and none: NaN */
-  int32_t count;         /* lists (normalized_shape, axes): the number of items; else 0 */
+  int32_t count;         /* lists (normalized_shape, axes): the number of items (0, text "[]",
+                            where the op does not read the key: every key of the op's table is
+                            sent, a common one included); else 0 */
   const int64_t* items;  /* lists: the items; else NULL */
 } nc_param;
 

@@ -46,6 +46,18 @@ contains "ABI 1 plugin: nothing of memory_layout.toml ran" "$tmp/out" "5 case ru
 # ABI 2: the same cases, and the views (every layout of memory_layout.toml).
 expect "example plugin: bundled layer_norm and rms_norm cases pass, views included" 0 "$nc" run $fwd cases/layer_norm/memory_layout.toml cases/rms_norm/memory_layout.toml cases/onnx --backend "$ex" --filter layer_norm --filter rms_norm --no-progress
 contains "example plugin: a view layer" "$tmp/out" "^rms_norm/views +rms_norm +$ex +bf16 +4 .* PASS$"
+# The example plugin implements every op, forward and backward, every layout (issue 13): the
+# whole default suite (the case files and the coverage matrix's quick tier) passes, none skipped.
+expect "example plugin: the whole default suite" 0 "$nc" run --backend "$ex" --no-progress
+contains "example plugin: nothing skipped, nothing failed" "$tmp/out" "^[0-9]+ case runs: [0-9]+ passed, 0 failed, 0 skipped, 0 mistrusted, 0 errors$"
+contains "example plugin: every op's backward ran" "$tmp/out" "^batch_norm/backward +batch_norm +$ex .* PASS$"
+# Faulty variants are caught: reading views as dense rows (past a padded row), and layer_norm's
+# backward without the mean term.
+expect "plugin that reads views as dense rows" 1 "$nc" run cases/layer_norm/memory_layout.toml cases/group_norm/memory_layout.toml --backend "plugin:$plugins/libnc_fault_dense_rows.so" --no-progress
+contains "dense rows: the padded view fails" "$tmp/out" "^FAILED ln_padded_view on plugin:"
+lacks "dense rows: the offset view (dense) passes" "$tmp/out" "^FAILED ln_offset_view"
+expect "plugin without backward's mean term" 1 "$nc" run cases/layer_norm/backward.toml --backend "plugin:$plugins/libnc_fault_no_mean_term.so" --no-progress
+contains "no mean term: the worked gradient fails" "$tmp/out" "^FAILED ln_bwd_123_dy100 on plugin:"
 
 fault() {  # fault NAME: run the worked examples on libnc_fault_NAME.so
   # The segfault plugin must kill its worker by SIGSEGV; in tools/sanitize.sh's build

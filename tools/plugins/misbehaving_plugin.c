@@ -17,6 +17,12 @@
  *                         before allocating: ERROR for that case, the run goes on)
  *   NC_FAULT_HOG          touches 1 GiB in 16 MiB steps on the trigger case, then answers
  *                         correctly (over --backend-memory it is killed: ERROR; under it, PASS)
+ *   NC_FAULT_DENSE_ROWS   reads every input as dense row-major from its data pointer, its
+ *                         strides ignored (a kernel that assumes contiguous tensors: on a
+ *                         padded or permuted view it reads the padding or another row)
+ *   NC_FAULT_NO_MEAN_TERM layer_norm's backward without the -mean(g dy) term of dx (the
+ *                         correct dx plus mean(g dy) / D per row; inside_sqrt): a classic
+ *                         hand-derived gradient that forgets the mean's dependence on x
  * The trigger case is x = [1, 2, 3, 4] in f64 (cases/layer_norm/worked_examples.toml ln_1234).
  */
 #define nc_plugin_run example_run
@@ -97,9 +103,12 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
   }
 #elif defined(NC_FAULT_NAN)
   {
+    /* Every required output (y forward, dx and the gradients backward): the example plugin
+       serves backward problems too, whose outputs hold no y. */
     const int rc = example_run(p, error, n);
-    nc_tensor* y = nc_output(p, "y");
-    for (int64_t i = 0; i < numel(y); ++i) set(y, i, NAN);
+    for (int32_t k = 0; k < p->num_outputs; ++k)
+      if (!p->output_optional[k])
+        for (int64_t i = 0; i < numel(&p->outputs[k]); ++i) set(&p->outputs[k], i, NAN);
     return rc;
   }
 #elif defined(NC_FAULT_FORGED_FRAME)
@@ -133,6 +142,46 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
 #elif defined(NC_FAULT_CHATTY)
   printf("misbehaving_plugin: chatter on stdout that must not reach normcheck's protocol\n");
   fflush(stdout);
+#elif defined(NC_FAULT_DENSE_ROWS)
+  {
+    nc_problem q = *p;
+    nc_tensor ins[16];
+    if (p->num_inputs > 16) return example_run(p, error, n);
+    for (int32_t k = 0; k < p->num_inputs; ++k) {
+      int64_t s = 1;
+      ins[k] = p->inputs[k];
+      for (int d = ins[k].ndim - 1; d >= 0; --d) {
+        ins[k].strides[d] = s;
+        s *= ins[k].shape[d];
+      }
+    }
+    q.inputs = ins;
+    return example_run(&q, error, n);
+  }
+#elif defined(NC_FAULT_NO_MEAN_TERM)
+  {
+    const int rc = example_run(p, error, n);
+    const nc_tensor *x = nc_input(p, "x"), *dy = nc_input(p, "dy"), *g = nc_input(p, "gamma");
+    nc_tensor* dx = nc_output(p, "dx");
+    const nc_param* ns = nc_param_find(p, "normalized_shape");
+    if (rc != 0 || strcmp(p->op, "layer_norm") != 0 || !dx || !dy || !ns || !nc_param_is(p, "eps_placement", "inside_sqrt")) return rc;
+    int64_t m = 1, r, j;
+    for (j = 0; j < ns->count; ++j) m *= ns->items[j];
+    for (r = 0; m > 0 && r < numel(x) / m; ++r) {
+      long double mu = 0, v = 0, a = 0;
+      for (j = 0; j < m; ++j) mu += get(x, r * m + j);
+      mu /= m;
+      for (j = 0; j < m; ++j) v += (get(x, r * m + j) - mu) * (get(x, r * m + j) - mu);
+      v /= m;
+      for (j = 0; j < m; ++j) {
+        const double gain = !g ? 1.0 : nc_param_is(p, "affine", "one_plus_w") ? 1.0 + get(g, j) : get(g, j);
+        a += gain * get(dy, r * m + j);
+      }
+      for (j = 0; j < m; ++j)
+        set(dx, r * m + j, (double)(get(dx, r * m + j) + a / m / sqrtl(v + nc_param_find(p, "eps")->number)));
+    }
+    return rc;
+  }
 #endif
   return example_run(p, error, n);
 }
