@@ -121,7 +121,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildLimits lim
   }
   pid_ = pid;
   in_ = sv[0]; out_ = po[0]; err_ = pe[0];
-  if (limits_.cpu_s > 0) {  // before it can start anything: what it starts inherits the limit
+  if (limits_.cpu_s > 0 && !limits_.cpu_set_by_child) {  // before it can start anything: what it starts inherits the limit
     const auto soft = static_cast<rlim_t>(std::ceil(limits_.cpu_s));
     const rlimit cpu{soft, soft + 5};
     prlimit(pid_, RLIMIT_CPU, &cpu, nullptr);

@@ -33,10 +33,15 @@ struct ChildError : std::runtime_error {
 /// What the child may use. memory_bytes: resident bytes of its process group (the sum of
 /// VmRSS over /proc), sampled every kMemoryPollMs while the parent waits on it; 0: no
 /// limit. cpu_s: RLIMIT_CPU of the child (soft; the hard limit 5 s later), inherited by
-/// what it starts; 0: no limit. The names are the options they come from, for messages.
+/// what it starts; 0: no limit. cpu_set_by_child: the child sets that limit itself before it
+/// starts anything (a shell's ulimit), so the parent only names it in messages: setting it
+/// from outside as well raced with the shell's own `ulimit -H`, which then failed with EPERM
+/// ("ulimit: error setting limit"), now and then, under load. The names are the options they
+/// come from, for messages.
 struct ChildLimits {
   std::uint64_t memory_bytes = 0;
   double cpu_s = 0;
+  bool cpu_set_by_child = false;
 };
 inline constexpr int kMemoryPollMs = 100;
 

@@ -250,7 +250,7 @@ class CmdBackend final : public detail::IsolatedBackend {
         argv = {"/bin/sh", "-c", fmt::format("ulimit -S -t {} && ulimit -H -t {} && exec /bin/sh -c \"$1\"", soft, soft + 5),
                 "normcheck-worker", command_};
       }
-      child_ = std::make_unique<detail::ChildProcess>(argv, detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s});
+      child_ = std::make_unique<detail::ChildProcess>(argv, detail::ChildLimits{opt_.memory_bytes, opt_.cpu_s, opt_.cpu_s > 0});
       const auto deadline = detail::Clock::now() + timeout();
       const std::string hello = json{{"type", "hello"}, {"protocol", kProtocol}, {"protocols", {1, kProtocol}}}.dump() + "\n";
       child_->write_all(hello.data(), hello.size(), deadline);

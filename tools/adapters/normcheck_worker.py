@@ -220,8 +220,11 @@ def serve(name, evaluate, backward=False, views=True):
                 outs = evaluate(req, load_inputs(req))
                 reply = {"id": rid, "outputs": {}}
                 for oname, (array, dtype_name) in outs.items():
-                    spec = req["outputs"].get(oname, {})
-                    path = spec.get("path") or req["outputs"]["y"]["path"].replace("_y.npy", f"_{oname}.npy")
+                    spec = req["outputs"].get(oname)
+                    if spec is None:  # not asked for (e.g. a forward output in a backward request): dropped
+                        sys.stderr.write(f"normcheck_worker: output {oname!r} was not requested; not returned\n")
+                        continue
+                    path = spec["path"]
                     _write(path, array, dtype_name)
                     reply["outputs"][oname] = {"path": path, "dtype": dtype_name}
             else:
