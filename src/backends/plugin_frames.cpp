@@ -106,14 +106,42 @@ void dense_strides(nc_tensor& t, const std::string& name) {
   }
 }
 
-/// Output storage with guard zones: [kGuardBytes of kGuardByte][bytes of 0xff][kGuardBytes].
+/// The fill of an output element before the plugin runs: for the binary floating-point
+/// dtypes a signaling NaN with a payload (arithmetic only ever yields quiet NaNs, and the
+/// inputs' NaNs are quiet), so an element still holding it after the run was never written;
+/// a quiet-NaN fill would pass every case whose exact output is NaN (0/0 of a constant row
+/// with eps = 0) for a kernel that writes nothing. fp8 (one NaN encoding in e4m3fn) and
+/// int8 have no such value: 0xff bytes (NaN, -1), and no check.
+struct Fill {
+  std::uint64_t bits = 0xff;
+  std::size_t size = 1;
+  bool checked = false;
+};
+Fill fill_of(nc_dtype t) {
+  switch (t) {
+    case NC_F64: return {0x7ff0badbadbadbadULL, 8, true};
+    case NC_F32: return {0x7f8badadULL, 4, true};
+    case NC_F16: return {0x7dadULL, 2, true};
+    case NC_BF16: return {0x7fadULL, 2, true};
+    default: return {0xffffffffffffffffULL, 1, false};
+  }
+}
+
+/// Output storage with guard zones: [kGuardBytes of kGuardByte][elements of fill_of(dtype)]
+/// [kGuardBytes].
 struct GuardedBuffer {
   std::vector<unsigned char> buf;
   std::size_t bytes = 0;
-  explicit GuardedBuffer(std::size_t n) : buf(n + 2 * kGuardBytes, kGuardByte), bytes(n) {
-    std::memset(buf.data() + kGuardBytes, 0xff, n);
+  Fill fill;
+  GuardedBuffer(std::size_t n, nc_dtype t) : buf(n + 2 * kGuardBytes, kGuardByte), bytes(n), fill(fill_of(t)) {
+    if (!fill.checked) {
+      std::memset(buf.data() + kGuardBytes, 0xff, n);
+      return;
+    }
+    for (std::size_t i = 0; i + fill.size <= n; i += fill.size) std::memcpy(buf.data() + kGuardBytes + i, &fill.bits, fill.size);
   }
   unsigned char* data() { return buf.data() + kGuardBytes; }
+  const unsigned char* data() const { return buf.data() + kGuardBytes; }
   /// "before" / "after" and the count of changed guard bytes, or {} when intact.
   std::optional<std::pair<std::string, std::size_t>> breach() const {
     std::size_t before = 0, after = 0;
@@ -123,6 +151,14 @@ struct GuardedBuffer {
     }
     if (before) return std::pair<std::string, std::size_t>{"before the start of", before};
     if (after) return std::pair<std::string, std::size_t>{"past the end of", after};
+    return std::nullopt;
+  }
+  /// The index of the first element still holding the fill, or nullopt (every element was
+  /// written, or the dtype has no distinguishable fill).
+  std::optional<std::size_t> unwritten() const {
+    if (!fill.checked) return std::nullopt;
+    for (std::size_t i = 0; i + fill.size <= bytes; i += fill.size)
+      if (std::memcmp(data() + i, &fill.bits, fill.size) == 0) return i / fill.size;
     return std::nullopt;
   }
 };
@@ -419,7 +455,7 @@ void decode_v2(const std::string& payload, HostRequestV2& q) {
   if (r.at != payload.size()) throw FrameError("bytes after the last output");
   q.output_storage.reserve(no);
   for (std::uint32_t k = 0; k < no; ++k) {
-    q.output_storage.emplace_back(sizes[k]);
+    q.output_storage.emplace_back(sizes[k], q.outputs[k].dtype);
     q.outputs[k].name = q.output_names[k].c_str();
     q.outputs[k].data = q.output_storage[k].data();
   }
@@ -585,7 +621,7 @@ Frame serve_request_v1(const std::string& payload, NcSupportsV1 supports, NcRunV
   y.dtype = static_cast<nc_dtype>(p.out_dtype);
   std::size_t count = 1;
   for (int d = 0; d < y.ndim; ++d) count *= static_cast<std::size_t>(y.shape[d]);  // <= x's bytes: checked
-  GuardedBuffer ybuf(count * nc_bytes(y.dtype));
+  GuardedBuffer ybuf(count * nc_bytes(y.dtype), y.dtype);
   y.data = ybuf.data();
   const nc_tensor y_before = y;
   p.y = &y;
@@ -599,6 +635,9 @@ Frame serve_request_v1(const std::string& payload, NcSupportsV1 supports, NcRunV
     return {kErrr, fmt::format("plugin wrote {} output y ({} of the {} guard bytes changed): y holds {} elements of {} bytes; "
                                "wrong output shape or dtype?",
                                b->first, b->second, kGuardBytes, count, nc_bytes(y.dtype))};
+  if (auto i = ybuf.unwritten())
+    return {kErrr, fmt::format("plugin left element {} of output y unwritten (it still holds the host's fill, a signaling "
+                               "NaN): every element of y must be written", *i)};
   return {kOkay, std::string(reinterpret_cast<const char*>(ybuf.data()), ybuf.bytes)};
 }
 
@@ -623,6 +662,11 @@ Frame serve_request(const std::string& payload, nc_plugin_supports_fn supports, 
                                  b->first, q.output_names[k], b->second, kGuardBytes, q.output_storage[k].bytes)};
     if (q.optional[k] && q.written[k] != 0 && q.written[k] != 1)
       return {kErrr, fmt::format("plugin set output_written of {} to {} (0 or 1)", q.output_names[k], q.written[k])};
+    if (q.optional[k] && q.written[k] == 0) continue;
+    if (auto i = q.output_storage[k].unwritten())
+      return {kErrr, fmt::format("plugin left element {} of output {} unwritten (it still holds the host's fill, a signaling "
+                                 "NaN): every element of an output it returns must be written",
+                                 *i, q.output_names[k])};
   }
   for (std::size_t k = 0; k < q.inputs.size(); ++k) {
     const auto [from, size] = q.input_bytes[k];

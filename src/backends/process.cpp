@@ -129,41 +129,27 @@ class CmdBackend final : public detail::IsolatedBackend {
       std::error_code ec;
       for (auto& f : files) fs::remove(f, ec);
     };
-    json req = {{"type", "run"}, {"id", id}, {"op", std::string(to_string(p.op))},
-                {"out_dtype", std::string(dtype_name(p.out_dtype))}};
-    if (protocol_ >= 2) req["layout"] = std::string(to_string(p.layout));
-    // The op's convention keys (common core and its own parameters) by the one writer
-    // (spec/convention.hpp); momentum null = the cumulative average.
-    req["convention"] = convention_json(p.conv, p.op);
+    json req = detail::worker_request(p, id, protocol_);
     try {
       for (auto& [name, t] : p.inputs) {
         const fs::path f = dir_ / fmt::format("{}_{}.npy", id, name);
         files.push_back(f);
-        req["inputs"][name] = {{"path", f.string()}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
+        req["inputs"][name]["path"] = f.string();
         if (protocol_ < 2) {
           write_npy(f.string(), t, NpyBf16::as_f32);  // bf16 travels as float32 values
           continue;
         }
-        // Protocol 2: the storage as a 1-D array, and the view into it.
-        StridedView v = present(t, p.layout);
-        Tensor storage(t.dtype(), Shape{v.storage_elements()});
-        if (!v.storage.empty()) std::memcpy(storage.data(), v.storage.data(), v.storage.size());
-        write_npy(f.string(), storage, NpyBf16::as_f32);
-        req["inputs"][name]["strides"] = v.strides;
-        req["inputs"][name]["offset"] = v.offset;
+        write_npy(f.string(), detail::view_storage(t, p.layout, req["inputs"][name]), NpyBf16::as_f32);
       }
     } catch (const std::exception& ex) {
       cleanup();
       e.message = fmt::format("cmd: writing the inputs failed: {}", ex.what());
       return e;
     }
-    // Every output the op defines (y; running stats, h, q_hat/k_hat, scale...), each a file to
-    // write in its own dtype; the optional ones (saved statistics) marked "optional": true.
-    for (const auto& [oname, oshape] : output_shapes(p)) {
+    for (auto& [oname, o] : req["outputs"].items()) {
       const fs::path of = dir_ / fmt::format("{}_out_{}.npy", id, oname);
       files.push_back(of);
-      req["outputs"][oname] = {{"path", of.string()}, {"dtype", std::string(dtype_name(output_dtype(p, oname)))}, {"shape", oshape}};
-      if (is_optional_output(p, oname)) req["outputs"][oname]["optional"] = true;
+      o["path"] = of.string();
     }
     json rep;
     try {
@@ -263,10 +249,20 @@ class CmdBackend final : public detail::IsolatedBackend {
         if (!j[key].is_boolean()) throw BackendError(fmt::format("cmd {}: the handshake's \"{}\" must be true or false", command_, key));
         return j[key].get<bool>();
       };
-      protocol_ = j["protocol"].get<int>();
-      backward_ = flag("backward");
-      views_ = flag("views");
-      worker_name_ = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "";
+      const int protocol = j["protocol"].get<int>();
+      const bool backward = flag("backward"), views = flag("views");
+      const std::string name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "";
+      // A restarted worker must be the worker the run asked: the runner decided what to send
+      // it (backward problems, views) from the first handshake, so a worker answering
+      // another one now would be handed dense inputs for a case reported as a view case.
+      if (handshakes_++ > 0 && (protocol != protocol_ || backward != backward_ || views != views_ || name != worker_name_))
+        throw BackendError(fmt::format("cmd {}: the restarted worker answered another handshake (protocol {}, backward {}, "
+                                       "views {}, name '{}'; first: protocol {}, backward {}, views {}, name '{}')",
+                                       command_, protocol, backward, views, name, protocol_, backward_, views_, worker_name_));
+      protocol_ = protocol;
+      backward_ = backward;
+      views_ = views;
+      worker_name_ = name;
     } catch (const BackendError&) {
       child_.reset();
       throw;
@@ -292,6 +288,7 @@ class CmdBackend final : public detail::IsolatedBackend {
   int protocol_ = 1;                  ///< what the worker's hello answered
   bool backward_ = true, views_ = true;  ///< protocol 2: what the hello did not decline
   long next_id_ = 0;
+  int handshakes_ = 0;                ///< completed handshakes (a restart must repeat the first)
   std::unique_ptr<detail::ChildProcess> child_;
 };
 
@@ -307,6 +304,34 @@ json parse_worker_line(const std::string& line) {
                                          "lines on stdout; logs go to stderr)",
                                          line.substr(0, 200), ex.detail.substr(0, 200)));
   }
+}
+
+json worker_request(const Problem& p, long id, int protocol) {
+  json req = {{"type", "run"}, {"id", id}, {"op", std::string(to_string(p.op))}, {"out_dtype", std::string(dtype_name(p.out_dtype))}};
+  if (protocol >= 2) req["layout"] = std::string(to_string(p.layout));
+  // The op's convention keys (common core and its own parameters) by the one writer
+  // (spec/convention.hpp); momentum null = the cumulative average.
+  req["convention"] = convention_json(p.conv, p.op);
+  req["inputs"] = json::object();
+  for (auto& [name, t] : p.inputs)
+    req["inputs"][name] = {{"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}};
+  // Every output the op defines (y; running stats, h, q_hat/k_hat, scale...), each in its own
+  // dtype; the optional ones (saved statistics) marked "optional": true.
+  req["outputs"] = json::object();
+  for (const auto& [oname, oshape] : output_shapes(p)) {
+    req["outputs"][oname] = {{"dtype", std::string(dtype_name(output_dtype(p, oname)))}, {"shape", oshape}};
+    if (is_optional_output(p, oname)) req["outputs"][oname]["optional"] = true;
+  }
+  return req;
+}
+
+Tensor view_storage(const Tensor& t, MemoryLayout layout, json& entry) {
+  StridedView v = present(t, layout);
+  Tensor storage(t.dtype(), Shape{v.storage_elements()});
+  if (!v.storage.empty()) std::memcpy(storage.data(), v.storage.data(), v.storage.size());
+  entry["strides"] = v.strides;
+  entry["offset"] = v.offset;
+  return storage;
 }
 
 WorkerReply interpret_worker_reply(const json& rep, long id) {

@@ -12,6 +12,18 @@
 
 namespace normcheck::detail {
 
+/// The "run" request of problem p with id `id` for a worker speaking `protocol` (1 or 2;
+/// process.cpp's header): op, out_dtype, layout (protocol 2), every convention key, inputs
+/// {name: {dtype, shape}} and outputs {name: {dtype, shape[, optional]}}. The transport adds
+/// where the tensors are: each input's and output's "path" for cmd: (a .npy file), nothing
+/// for the in-process Python backend (src/python), which hands the arrays over directly.
+nlohmann::json worker_request(const Problem& p, long id, int protocol);
+
+/// Protocol 2's form of input t in `layout`: its storage as a 1-D tensor (core/view.hpp
+/// present: NaN outside the view), with "strides" and "offset" (in elements) set in the
+/// request's `entry` for that input.
+Tensor view_storage(const Tensor& t, MemoryLayout layout, nlohmann::json& entry);
+
 /// One line a worker printed, parsed as JSON (nesting at most kMaxJsonDepth). Throws
 /// std::runtime_error "a reply line that is not JSON: '<first 200 bytes>' (...)" otherwise:
 /// the worker broke the protocol.

@@ -53,6 +53,10 @@ contains "example plugin: nothing skipped, nothing failed" "$tmp/out" "^[0-9]+ c
 contains "example plugin: every op's backward ran" "$tmp/out" "^batch_norm/backward +batch_norm +$ex .* PASS$"
 # Faulty variants are caught: reading views as dense rows (past a padded row), and layer_norm's
 # backward without the mean term.
+# A kernel that writes nothing: the host's fill (a signaling NaN) must not pass a case whose
+# exact y is NaN (0/0 of a constant row with eps 0); it is an ERROR naming the element.
+expect "plugin that writes nothing, on a NaN case" 3 "$nc" run cases/layer_norm --case ln_f32_constant_row_eps0_inexact_mean --backend "plugin:$plugins/libnc_fault_writes_nothing.so" --no-progress
+contains "plugin that writes nothing: named" "$tmp/out" "left element 0 of output y unwritten"
 expect "plugin that reads views as dense rows" 1 "$nc" run cases/layer_norm/memory_layout.toml cases/group_norm/memory_layout.toml --backend "plugin:$plugins/libnc_fault_dense_rows.so" --no-progress
 contains "dense rows: the padded view fails" "$tmp/out" "^FAILED ln_padded_view on plugin:"
 lacks "dense rows: the offset view (dense) passes" "$tmp/out" "^FAILED ln_offset_view"
@@ -136,6 +140,11 @@ worker() {  # worker MODE: run the worked examples on tests/cli/fake_worker.py M
   "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py $1" --timeout 2 >"$tmp/out" 2>"$tmp/err"
   echo $?
 }
+# A restarted worker that answers another handshake: every case after the restart is an
+# ERROR (the run chose what to send it from the first answer).
+rm -f "$tmp/flip"
+expect "worker restarted with another handshake" 3 "$nc" run "$w" --backend "cmd:python3 tests/cli/fake_worker.py flip $tmp/flip" --timeout 5 --no-progress
+contains "worker restarted with another handshake: named" "$tmp/out" "restarted worker answered another handshake"
 rc=$(worker ok)
 [ "$rc" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL worker ok: exit $rc"; cat "$tmp/out" "$tmp/err"; }
 contains "worker ok: skips are reported" "$tmp/out" "^SKIPPED 4 x: fake_worker: f64, inside_sqrt, biased, no affine only$"

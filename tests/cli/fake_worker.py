@@ -22,6 +22,8 @@ the way named by argv[1]:
   hog           touches memory in 16 MiB steps up to 1 GiB, then answers correctly
   hog_child     starts a child that holds 1 GiB resident, then sleeps (the group is measured)
   spin          busy-loops (CPU, not sleep: only --backend-cpu or --timeout ends it)
+  flip MARKER   crashes on the trigger like `crash`; each start answers the handshake with
+                another name (start count kept in MARKER): a restart must be refused
 Every other problem is answered {"skip": ...}.
 """
 
@@ -87,7 +89,7 @@ def answer(req):
     if MODE == "nan":
         y = [math.nan] * len(y)
     if trigger:
-        if MODE == "crash":
+        if MODE in ("crash", "flip"):
             os.kill(os.getpid(), signal.SIGSEGV)
         if MODE == "exit":
             sys.stderr.write("fake_worker: exiting on [1, 2, 3, 4]\n")
@@ -143,6 +145,11 @@ def main():
                 with open(sys.argv[2], "w") as f:
                     f.write(f"{child.pid}\n")
             reply = {"protocol": 99 if MODE == "bad_protocol" else 1, "name": f"fake_worker {MODE}"}
+            if MODE == "flip":
+                starts = int(open(sys.argv[2]).read() or 0) if os.path.exists(sys.argv[2]) else 0
+                with open(sys.argv[2], "w") as f:
+                    f.write(str(starts + 1))
+                reply["name"] = f"fake_worker flip start {starts}"
         else:
             while MODE == "hang_all":
                 time.sleep(1000)

@@ -20,6 +20,8 @@
  *   NC_FAULT_DENSE_ROWS   reads every input as dense row-major from its data pointer, its
  *                         strides ignored (a kernel that assumes contiguous tensors: on a
  *                         padded or permuted view it reads the padding or another row)
+ *   NC_FAULT_WRITES_NOTHING returns 0 without writing any output (the host's fill is a
+ *                         signaling NaN: a case whose exact y is NaN must not pass)
  *   NC_FAULT_NO_MEAN_TERM layer_norm's backward without the -mean(g dy) term of dx (the
  *                         correct dx plus mean(g dy) / D per row; inside_sqrt): a classic
  *                         hand-derived gradient that forgets the mean's dependence on x
@@ -158,6 +160,10 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
     q.inputs = ins;
     return example_run(&q, error, n);
   }
+#elif defined(NC_FAULT_WRITES_NOTHING)
+  (void)error;
+  (void)n;
+  return 0;
 #elif defined(NC_FAULT_NO_MEAN_TERM)
   {
     const int rc = example_run(p, error, n);
