@@ -134,11 +134,31 @@ Dump read_dump(const std::string& dir) {
       for (auto& [name, t] : read_safetensors(p.string())) add(name, std::move(t), p.string());
     else if (ext == ".json") sidecars.push_back(p);
   }
+  // A layer is a name with a role tensor (<layer>.input, .output, .gamma, .beta). A name
+  // "<layer>.<word>" beside such a layer is a misspelt role, and "<layer>.<word>.json" a
+  // misspelt sidecar: refused, since either would silently drop the layer's reference gate.
+  std::set<std::string> layers;
+  for (auto& [name, t] : d.tensors)
+    if (auto [layer, role] = split_layer_name(name); !role.empty()) layers.insert(layer);
+  for (auto& [name, t] : d.tensors) {
+    const auto dot = name.rfind('.');
+    if (split_layer_name(name).second.empty() && dot != std::string::npos && layers.count(name.substr(0, dot)))
+      throw DumpError(d.origin[name], 0, name,
+                      fmt::format("tensor '{}': '{}' is not a role of layer {} (input, output, gamma, beta)", name,
+                                  name.substr(dot + 1), name.substr(0, dot)));
+  }
   for (auto& p : sidecars) {
     const std::string layer = p.stem().string();
     bool used = false;
     for (auto& [name, t] : d.tensors) used = used || split_layer_name(name).first == layer;
-    if (!used) continue;  // e.g. a provenance.json: not a sidecar of any layer
+    if (!used) {
+      const auto dot = layer.rfind('.');
+      if (dot != std::string::npos && layers.count(layer.substr(0, dot)))
+        throw DumpError(p.string(), 0, "sidecar",
+                        fmt::format("'{}' names no layer; the sidecar of layer {} is {}.json", p.filename().string(),
+                                    layer.substr(0, dot), layer.substr(0, dot)));
+      continue;  // e.g. a provenance.json: not a sidecar of any layer
+    }
     d.meta[layer] = read_sidecar(p.string());
   }
   if (d.tensors.empty()) throw DumpError(dir, 0, "path", "no tensors (*.npy, *.safetensors)");
@@ -385,7 +405,15 @@ std::string format_compare_table(const CompareResult& r) {
     out += "first divergence: none\n";
   }
   auto fail_line = [&](const char* side, const std::optional<std::size_t>& k, bool a) {
-    if (!k) return fmt::format("first gate failure ({}): none\n", side);
+    if (!k) {
+      std::size_t gated = 0;
+      for (auto& l : r.layers) gated += (a ? l.a_exact : l.b_exact).has_value();
+      // "none" alone would read as if a gate had run: say on how many layers it did.
+      if (gated == 0)
+        return fmt::format("first gate failure ({}): none, and no layer was gated (none has <layer>.input, "
+                           "<layer>.output and a <layer>.json sidecar on this side)\n", side);
+      return fmt::format("first gate failure ({}): none ({} of {} layers gated)\n", side, gated, r.layers.size());
+    }
     const LayerCompare& l = r.layers[*k];
     if (const std::string& se = a ? l.a_shape_error : l.b_shape_error; !se.empty())
       return fmt::format("first gate failure ({}): layer {}: {}\n", side, l.layer, se);

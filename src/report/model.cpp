@@ -64,12 +64,17 @@ Verdict judge(const Report& r) {
       v.problems.push_back(fmt::format("{}: evaluated nothing: {}", b.name, b.unavailable));
       continue;
     }
-    // A backend that evaluated nothing checked nothing: never a pass. (An empty shard
-    // selects no case for any backend; merge judges the whole suite.)
-    if (t.evaluated == 0 && t.errors == 0 && !r.cases.empty()) {
+    // A backend that evaluated nothing checked nothing: never a pass. That includes an empty
+    // shard: a test runner exporting GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS around a
+    // one-case run (--case X) would otherwise pass a shard that ran none of it.
+    if (t.evaluated == 0 && t.errors == 0) {
       failed = true;
       v.problems.push_back(t.runs ? fmt::format("{}: evaluated none of its {} cases (all skipped)", b.name, t.runs)
-                                  : fmt::format("{}: no selected case applies to it", b.name));
+                           : r.cases.empty() && r.shard_count > 1
+                               ? fmt::format("{}: shard {}/{} holds none of the {} selected cases: nothing was checked (use "
+                                             "fewer shards than cases)",
+                                             b.name, r.shard_index, r.shard_count, r.suite_cases)
+                               : fmt::format("{}: no selected case applies to it", b.name));
     }
     if (r.strict && (t.skipped || t.skipped_checks)) {
       failed = true;

@@ -1,6 +1,10 @@
 #include "run/expectations.hpp"
 
+#include <filesystem>
+#include <set>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "cases/toml_fields.hpp"
@@ -41,14 +45,42 @@ void apply_expectations(Report& r, const std::vector<Expectation>& expectations,
       if (b.name == backend && !b.identity.empty() && glob_match(e.backend_pattern, b.identity)) return true;
     return false;
   };
+  // An entry names a case ("ln_d1") or a case of one file ("degenerate.toml::ln_d1": the
+  // case file's path ends with that suffix). Case names are unique within a file only, so a
+  // bare name that the run meets in two files is refused: it would excuse a failure it was
+  // not written for.
+  auto split = [](const std::string& key) -> std::pair<std::string, std::string> {
+    const auto at = key.rfind("::");
+    if (at == std::string::npos) return {"", key};
+    return {key.substr(0, at), key.substr(at + 2)};
+  };
+  auto in_file = [](const std::string& file, const std::string& suffix) {
+    if (suffix.empty()) return true;
+    return file == suffix || (file.size() > suffix.size() && file.ends_with(suffix) && file[file.size() - suffix.size() - 1] == '/');
+  };
+  for (const Expectation& e : expectations) {
+    const auto [suffix, name] = split(e.case_name);
+    if (!suffix.empty()) continue;
+    std::set<std::string> files;
+    for (const CaseRecord& c : r.cases)
+      if (c.name == name) files.insert(c.file);
+    if (files.size() > 1)
+      throw CaseError(e.file, e.line, e.case_name,
+                      fmt::format("case name '{}' is in {} case files of this run ({}): write the entry as '<file>::{}' "
+                                  "(a suffix of the case file's path, e.g. '{}::{}')",
+                                  name, files.size(), fmt::join(files, ", "), name,
+                                  std::filesystem::path(*files.begin()).filename().string(), name));
+  }
   for (CaseRecord& c : r.cases)
-    for (const Expectation& e : expectations)
-      if (e.case_name == c.name && matches(e, c.backend)) {
+    for (const Expectation& e : expectations) {
+      const auto [suffix, name] = split(e.case_name);
+      if (name == c.name && in_file(c.file, suffix) && matches(e, c.backend)) {
         c.expected_failure = fmt::format("{} ({}:{})", e.reason, e.file, e.line);
         break;
       }
+    }
   for (const Expectation& e : expectations)
-    if (!names_in_files.count(e.case_name))
+    if (!names_in_files.count(split(e.case_name).second))
       r.stale.push_back({e.backend_pattern, e.case_name, fmt::format("{}:{}", e.file, e.line)});
 }
 

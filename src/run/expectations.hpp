@@ -32,6 +32,8 @@ std::vector<Expectation> read_expectations(const std::string& path);
 /// longer fails the run; a listed case that PASSED keeps its status and becomes an
 /// unexpected pass; ERROR and SKIPPED stay what they are. An entry whose case name is not
 /// in `names_in_files` (the case files read) is stale. Sets r.expectations to `path`.
+/// A key "FILE::name" names the case of the case file whose path ends with FILE; a bare name
+/// that the report meets in two case files throws CaseError (file, line, key: exit 2).
 void apply_expectations(Report& r, const std::vector<Expectation>& expectations, const std::set<std::string>& names_in_files,
                         const std::string& path);
 

@@ -95,6 +95,22 @@ expect "golden outside cases/" 2 "$nc" golden "$tmp/bad.toml"
 expect "shard 0/2" 0 "$nc" run cases/layer_norm --shard 0/2 --format json --output "$tmp/s0.json"
 expect "shard 1/2 from GTEST_*" 0 env GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 "$nc" run cases/layer_norm --format json --output "$tmp/s1.json"
 expect "unsharded" 0 "$nc" run cases/layer_norm --format json --output "$tmp/s.json"
+# A shard that holds none of the selection checked nothing: a runner exporting GTEST_* around
+# a one-case gate must not pass it (ln_d1 falls on shard 0 of 2).
+expect "an empty shard fails" 1 env GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 "$nc" run cases/layer_norm/degenerate.toml --case ln_d1 -b mutant:eps_outside_sqrt
+contains "an empty shard says so" "$tmp/out" "shard 1/2 holds none of the 1 selected cases"
+# Expected failures name cases, and names are unique within a file only: a bare name met in
+# two files is refused; FILE::name names one.
+mkdir -p "$tmp/dup"
+for op in layer_norm rms_norm; do
+  printf '[[case]]\nname = "eps_big"\nop = "%s"\ndtype = "f32"\nconvention.eps = 1.0\ninputs.x = { values = [[1, 2, 3], [4, 5, 7]] }\n' "$op" >"$tmp/dup/$op.toml"
+done
+printf '["mutant:*"]\neps_big = "known"\n' >"$tmp/xf_bare.toml"
+printf '["mutant:*"]\n"layer_norm.toml::eps_big" = "known"\n' >"$tmp/xf_file.toml"
+expect "expect-failures: a bare name in two files" 2 "$nc" run "$tmp/dup" -b mutant:eps_outside_sqrt --expect-failures "$tmp/xf_bare.toml"
+contains "expect-failures: ambiguity named" "$tmp/err" "is in 2 case files of this run"
+expect "expect-failures: FILE::name excuses one file's case only" 1 "$nc" run "$tmp/dup" -b mutant:eps_outside_sqrt --expect-failures "$tmp/xf_file.toml"
+contains "expect-failures: the other file's case fails" "$tmp/out" "^FAILED eps_big on mutant:eps_outside_sqrt .*rms_norm.toml"
 expect "merge" 0 "$nc" merge "$tmp/s0.json" "$tmp/s1.json" --format json --output "$tmp/m.json"
 expect "merged equals the single run" 0 python3 -c "
 import json
@@ -147,6 +163,27 @@ PY
   expect "compare: no names in common" 1 "$nc" compare "$tmp/da" "$tmp/db"
   expect "compare: nothing to recompute" 2 "$nc" compare "$tmp/da" --backend cpu
   expect "compare: lying npy header" 2 "$nc" compare "$tmp/da" "$tmp/dl"
+  # A misspelt role or sidecar would silently drop a layer's reference gate: refused (2).
+  mkdir -p "$tmp/dt1" "$tmp/dt2" "$tmp/dt3"
+  python3 - "$tmp" <<'PY'
+import json, sys
+import numpy as np
+t = sys.argv[1]
+x = np.float32([[1, 2, 3, 4], [5, 6, 7, 9]])
+for d in ("dt1", "dt2", "dt3"):
+    np.save(f"{t}/{d}/l0.input.npy", x)
+np.save(f"{t}/dt1/l0.ouput.npy", np.zeros_like(x))
+json.dump({"op": "layer_norm", "eps": 1e-5}, open(f"{t}/dt1/l0.json", "w"))
+np.save(f"{t}/dt2/l0.output.npy", np.zeros_like(x))
+json.dump({"op": "layer_norm", "eps": 1e-5}, open(f"{t}/dt2/l0.sidecar.json", "w"))
+np.save(f"{t}/dt3/l0.output.npy", np.zeros_like(x))
+PY
+  expect "compare: a misspelt role" 2 "$nc" compare "$tmp/dt1" "$tmp/dt1"
+  contains "compare: a misspelt role named" "$tmp/err" "'ouput' is not a role of layer l0"
+  expect "compare: a misspelt sidecar" 2 "$nc" compare "$tmp/dt2" "$tmp/dt2"
+  contains "compare: a misspelt sidecar named" "$tmp/err" "the sidecar of layer l0 is l0.json"
+  expect "compare: no sidecar, the same garbage on both sides" 0 "$nc" compare "$tmp/dt3" "$tmp/dt3"
+  contains "compare: says no gate ran" "$tmp/out" "first gate failure \(A\): none, and no layer was gated"
 fi
 
 # Presets in case files (issue 20): the preset's convention is the one run and reported; a
