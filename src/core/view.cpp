@@ -88,6 +88,15 @@ bool StridedView::dense() const noexcept {
   return true;
 }
 
+bool StridedView::row_major() const noexcept {
+  std::int64_t s = 1;
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] != 1 && strides[k] != s) return false;
+    s *= shape[k];
+  }
+  return true;
+}
+
 StridedView present(const Tensor& t, MemoryLayout l) {
   StridedView v;
   v.dtype = t.dtype();

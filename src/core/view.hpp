@@ -55,6 +55,12 @@ struct StridedView {
   std::int64_t index(std::int64_t flat) const noexcept;
   /// Whether the view is row-major at offset 0 with nothing around it (a plain dense tensor).
   bool dense() const noexcept;
+  /// Whether the elements lie in row-major order (strides of a dense tensor on every dim of
+  /// extent > 1), the offset and the storage around them aside: then reading the view as
+  /// dense rows from its offset gives the right values, and the layout tests nothing beyond
+  /// the offset (channels_last of a rank-2 tensor or of one spatial position, transposed
+  /// with a dim of extent 1).
+  bool row_major() const noexcept;
 };
 
 /// The values of t laid out per `l` (see MemoryLayout). Deterministic: the same tensor and

@@ -378,11 +378,19 @@ FuzzReport fuzz(std::vector<std::unique_ptr<Backend>>& be, const FuzzOptions& op
     if (opt.count > 0 && i >= opt.first_draw + opt.count) break;
     if (opt.count <= 0 && opt.budget_s > 0 && elapsed() >= opt.budget_s) break;
     if (opt.count <= 0 && opt.budget_s <= 0) break;
-    const auto [op, d] = fuzz_draw(opt, i);
+    auto [op, d] = fuzz_draw(opt, i);
     ++rep.draws;
     std::optional<ValidProblem> vp;
     try {
-      vp = draw_problem(op, d);
+      try {
+        vp = draw_problem(op, d);
+      } catch (const SpecError& e) {
+        // A padded/transposed/channels_last view the drawn shape leaves row-major tests only
+        // its offset (draw_problem refuses to label it otherwise): drawn as the offset view.
+        if (e.field != "layout" || d.layout == MemoryLayout::contiguous || d.layout == MemoryLayout::offset) throw;
+        d.layout = MemoryLayout::offset;
+        vp = draw_problem(op, d);
+      }
     } catch (const SpecError& e) {
       ++rep.invalid;
       ++rep.skip_reasons[fmt::format("not drawable: {}", e.what())];

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/view.hpp"
 #include "spec/convention.hpp"
 #include "spec/op_def.hpp"
 
@@ -219,6 +220,12 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
   }
   if (!(p.conv.eps <= 1e10)) p.conv.eps = 1e10;  // validate's bound on eps
   p.layout = dims.layout;
+  // A padded, transposed or channels_last point whose x the layout leaves in row-major order
+  // (a rank-2 x in channels_last, one spatial position, an extent-1 dim transposed) would be
+  // reported as covering that layout while testing only the offset: not drawn.
+  if (p.layout != MemoryLayout::contiguous && p.layout != MemoryLayout::offset && present(p.x(), p.layout).row_major())
+    throw SpecError("layout", fmt::format("the {} layout keeps x of shape {} in row-major order", to_string(p.layout),
+                                          shape_str(p.x().shape())));
   return validate(std::move(p));
 }
 
