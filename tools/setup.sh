@@ -7,7 +7,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config catch2 libfmt-dev libcli11-dev libboost-dev libmpfr-dev libgmp-dev
       libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev libxml2-utils python3
-      libdnnl-dev python3-pip)
+      libdnnl-dev python3-pip python3-dev python3-venv)
 if [ "${1:-}" = "--fuzz" ]; then pkgs+=(clang libclang-rt-14-dev libomp-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

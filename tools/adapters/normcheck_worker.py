@@ -182,13 +182,20 @@ def one_plus(w, dtype_name, what):
     return exact(s, dtype_name, f"{what}: 1 + gamma")
 
 
-def _write(path, array, dtype_name):
+def wire_array(array, dtype_name):
+    """An output array in the form normcheck reads for `dtype_name`: contiguous; bf16 and fp8
+    values as float32 (exact: normcheck refuses a value that is not one of the format's);
+    int8 as int8. Also used by the in-process path (the normcheck package)."""
     a = np.ascontiguousarray(array)
     if dtype_name in ("bf16", "fp8_e4m3fn", "fp8_e5m2"):
         a = a.astype(np.float32)  # bf16 and fp8 values are float32 values: exact
     elif dtype_name == "int8":
         a = a.astype(np.int8)  # the adapter returns int8 values (as integers of any type)
-    np.save(path, a, allow_pickle=False)
+    return a
+
+
+def _write(path, array, dtype_name):
+    np.save(path, wire_array(array, dtype_name), allow_pickle=False)
 
 
 def serve(name, evaluate, backward=False, views=True):

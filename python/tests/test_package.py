@@ -1,0 +1,153 @@
+"""Tests of the normcheck Python package (README "Python"): the in-process path judges a
+function exactly as `normcheck run` judges a backend, and no path to a pass is reached by
+accident (a function that skips everything, errors, returns the wrong shape or dtype)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import normcheck
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(os.path.dirname(HERE), "examples")
+sys.path.insert(0, EXAMPLES)
+from my_norms import faulty_layer_norm, numpy_layer_norm, numpy_rms_norm  # noqa: E402
+
+WORKED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "cases", "layer_norm", "worked_examples.toml")
+
+
+def test_reference_worked_examples():
+    # shared/spec/worked-examples.md: LN [1,2,3] eps 1e-5; RMS [1,2,3] eps 1e-6
+    r = normcheck.reference("layer_norm", {"x": np.array([1.0, 2.0, 3.0])}, eps=1e-5, affine="none")
+    assert r.dtypes["y"] == "f64"
+    np.testing.assert_array_equal(r.exact["y"], [-1.224735685908390169, 0.0, 1.224735685908390169])
+    r = normcheck.reference("rms_norm", {"x": np.array([1.0, 2.0, 3.0], dtype=np.float32)}, eps=1e-6, affine="none")
+    assert r.y.dtype == np.float32 and r.dtypes["y"] == "f32"
+    np.testing.assert_array_equal(r.y, np.float32([0.4629100002887783569, 0.9258200005775567137, 1.388730000866335071]))
+    assert r.condition["y"] is not None and r.convention["eps"] == 1e-6
+
+
+def test_reference_bad_input_names_the_field():
+    with pytest.raises(ValueError, match="eps_placement"):
+        normcheck.reference("layer_norm", {"x": np.ones(3)}, eps_placement="nowhere")
+    with pytest.raises(ValueError, match="unknown op"):
+        normcheck.reference("layer_nrom", {"x": np.ones(3)})
+    with pytest.raises(ValueError, match="missing input x"):
+        normcheck.reference("layer_norm", {"q": np.ones(3)})
+    with pytest.raises(ValueError):  # a preset of another op
+        normcheck.reference("layer_norm", {"x": np.ones(3)}, convention="pytorch.RMSNorm")
+
+
+def test_assert_close_passes_the_reference_and_fails_one_ulp_too_far():
+    x = {"x": np.array([[1.0, 2.0, 3.0, 4.0], [11.0, 13.0, 5.0, -2.0]], dtype=np.float32)}
+    y = normcheck.reference("layer_norm", x, convention="pytorch.LayerNorm", affine="none").y
+    normcheck.assert_close(y, "layer_norm", x, convention="pytorch.LayerNorm", affine="none")
+    bad = y.copy()
+    bad[0, 1] = np.float32(0.5)
+    with pytest.raises(AssertionError, match="FAILED"):
+        normcheck.assert_close(bad, "layer_norm", x, convention="pytorch.LayerNorm", affine="none")
+    with pytest.raises(ValueError, match="no output"):
+        normcheck.assert_close({"z": y}, "layer_norm", x, affine="none")
+    with pytest.raises(ValueError):  # a float32 value that is no bf16 value, for a bf16 output
+        normcheck.assert_close(np.float32([0.1, 0.2]), "layer_norm", {"x": (np.float32([1, 2]), "bf16")}, affine="none")
+
+
+def test_check_passes_a_correct_function_and_counts_what_it_evaluated():
+    rep = normcheck.check(numpy_layer_norm, op="layer_norm", cases=WORKED)
+    assert rep.passed, rep.details
+    assert rep.counts["evaluated"] > 0 and rep.counts["failed"] == 0
+    assert "layer_norm" in rep.table and '"normcheck"' in rep.json
+    assert all(c["status"] in ("PASSED", "SKIPPED") for c in rep.cases)
+
+
+def test_check_fails_a_faulty_function_with_the_cli_failure_block():
+    # eps added to the standard deviation: the worked examples have eps = 0 (it passes them);
+    # the placement cases separate it
+    placement = os.path.join(os.path.dirname(WORKED), "eps_placement.toml")
+    rep = normcheck.check(faulty_layer_norm, op="layer_norm", cases=placement)
+    assert not rep.passed and rep.exit_code == 1
+    f = rep.failures[0]
+    assert "FAILED" in f["details"] and "stab" in f["details"]
+    assert f'rerun: normcheck.check(faulty_layer_norm, cases="{placement}", filter="{f["name"]}")' in f["details"], f["details"]
+
+
+def test_a_function_that_skips_everything_does_not_pass():
+    def nothing(p):
+        raise normcheck.Skip("not implemented")
+
+    rep = normcheck.check(nothing, op="layer_norm", cases=WORKED)
+    assert not rep.passed and rep.counts["evaluated"] == 0 and rep.counts["skipped"] > 0
+    assert any("evaluated none" in p or "none of" in p for p in rep.problems), rep.problems
+
+
+def test_errors_and_wrong_outputs_are_never_passes():
+    def boom(p):
+        raise RuntimeError("kernel crashed")
+
+    rep = normcheck.check(boom, op="layer_norm", cases=WORKED)
+    assert rep.exit_code == 3 and "kernel crashed" in rep.cases[0]["reason"]
+
+    def wrong_shape(p):
+        return np.zeros(p.x.shape[-1] + 1, dtype=np.float32)
+
+    assert not normcheck.check(wrong_shape, op="layer_norm", cases=WORKED).passed
+
+    def no_output(p):
+        return {}
+
+    assert not normcheck.check(no_output, op="layer_norm", cases=WORKED).passed
+
+    def nan_output(p):
+        return np.full(p.x.shape, np.nan)
+
+    assert not normcheck.check(nan_output, op="layer_norm", cases=WORKED).passed
+
+
+def test_views_reach_the_function_as_strided_arrays():
+    layouts = set()
+
+    def spy(p):
+        layouts.add(p.layout)
+        if p.layout != "contiguous":
+            assert not p.x.flags["C_CONTIGUOUS"] or p.x.ndim < 2 or p.layout == "offset"
+        return numpy_layer_norm(p)
+
+    path = os.path.join(os.path.dirname(WORKED), "memory_layout.toml")
+    rep = normcheck.check(spy, op="layer_norm", cases=path)
+    assert rep.passed, rep.details
+    assert {"offset", "padded", "transposed"} <= layouts
+
+
+def test_selection_errors():
+    with pytest.raises(ValueError, match="no case selected"):
+        normcheck.check(numpy_layer_norm, op="rms_norm", cases=WORKED)
+    with pytest.raises(ValueError):
+        normcheck.check(numpy_layer_norm, op="layer_nrom")
+    with pytest.raises(ValueError):
+        normcheck.check(numpy_layer_norm, cases="/nonexistent/cases.toml")
+
+
+def test_fuzz_finds_the_faulty_function_and_passes_the_correct_one():
+    ok = normcheck.fuzz(numpy_rms_norm, op="rms_norm", count=60, seed=3)
+    assert ok.evaluated > 0 and ok.passed, str(ok)
+    bad = normcheck.fuzz(faulty_layer_norm, op="layer_norm", count=200, seed=1)
+    assert not bad.passed and bad.failures
+    assert "[[case]]" in bad.failures[0]["case_file"]
+
+
+def _pytest(*args):
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=EXAMPLES,
+                          capture_output=True, text=True)
+
+
+def test_pytest_examples_pass_and_the_faulty_one_fails():
+    r = _pytest("test_my_norms.py", "-k", "numpy")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout and " failed" not in r.stdout
+    r = _pytest("test_faulty_norm.py")
+    assert r.returncode == 1, r.stdout[-3000:]
+    assert "FAILED test_faulty_norm.py::test_faulty_layer_norm[" in r.stdout
+    assert "ln_" in r.stdout  # case names are the test ids
