@@ -55,6 +55,19 @@ def test_assert_close_passes_the_reference_and_fails_one_ulp_too_far():
         normcheck.assert_close(np.float32([0.1, 0.2]), "layer_norm", {"x": (np.float32([1, 2]), "bf16")}, affine="none")
 
 
+def test_bf16_arrays_from_ml_dtypes():
+    ml = pytest.importorskip("ml_dtypes")
+    x = {"x": np.array([1, 2, 3, 4], dtype=ml.bfloat16)}
+    r = normcheck.reference("layer_norm", x, affine="none", eps=0)
+    assert r.dtypes["y"] == "bf16"  # the data's dtype, taken from the array
+    y = np.asarray(r.y).astype(ml.bfloat16)
+    normcheck.assert_close(y, "layer_norm", x, affine="none", eps=0)
+    y[0] = ml.bfloat16(-1.3)  # -1.296875; exact -1.3416...: stab 11.46 over a limit of 11
+    with pytest.raises(AssertionError, match="stab") as e:
+        normcheck.assert_close(y, "layer_norm", x, affine="none", eps=0)
+    assert "rerun" not in str(e.value)
+
+
 def test_check_passes_a_correct_function_and_counts_what_it_evaluated():
     rep = normcheck.check(numpy_layer_norm, op="layer_norm", cases=WORKED)
     assert rep.passed, rep.details
