@@ -183,7 +183,13 @@ void shrink_dims(Shrinker& s, Op op, Dims& d, std::vector<std::string>& steps) {
     auto attempt = [&](Dims c, const std::string& what) {
       if (s.fails(op, c)) {
         d = c;
-        steps.push_back(what);
+        // Successive steps of one dimension read as one: "width 511 -> 33", not nine steps.
+        const auto arrow = what.find(" -> ");
+        if (arrow != std::string::npos && !steps.empty() && steps.back().rfind(what.substr(0, what.find(' ')) + " ", 0) == 0 &&
+            steps.back().find(" -> ") != std::string::npos)
+          steps.back() = steps.back().substr(0, steps.back().find(" -> ")) + what.substr(arrow);
+        else
+          steps.push_back(what);
         changed = true;
         return true;
       }
@@ -221,9 +227,13 @@ void shrink_dims(Shrinker& s, Op op, Dims& d, std::vector<std::string>& steps) {
         c.width = w;
         done = attempt(c, fmt::format("width {} -> {}", d.width, w));
       }
+      // Above 16: halves, else steps down by (w - 17) / 2, ..., 2, 1 (a binary search when
+      // failing is monotone in the width: ~2 log2 w evaluations, not w - w_min).
       while (!done && d.width > 17) {
         bool any = false;
-        for (std::int64_t w : {d.width / 2, d.width / 2 + 1, d.width / 2 - 1, d.width - 1}) {
+        std::vector<std::int64_t> tries{d.width / 2, d.width / 2 + 1, d.width / 2 - 1};
+        for (std::int64_t step = std::max<std::int64_t>(1, (d.width - 17) / 2); step >= 1; step /= 2) tries.push_back(d.width - step);
+        for (std::int64_t w : tries) {
           Dims c = d;
           c.width = w;
           if (w >= 1 && w < d.width && attempt(c, fmt::format("width {} -> {}", d.width, w))) {
