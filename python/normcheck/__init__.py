@@ -102,6 +102,11 @@ class Problem:
         return f"Problem({self.op}, {self.direction}, inputs={shapes}, out_dtype={self.out_dtype}, layout={self.layout})"
 
 
+@functools.lru_cache(maxsize=None)
+def _output_names(op):
+    return tuple(_normcheck.output_names(op))
+
+
 def _outputs_of(result, req):
     """{name: (npy bytes, dtype)} of a function's result: an array (the primary output), or a
     dict of arrays / (array, dtype). Outputs not requested are dropped, as a worker's are."""
@@ -111,9 +116,13 @@ def _outputs_of(result, req):
         result = {primary: result}
     out = {}
     for name, v in result.items():
+        if name not in asked and name not in _output_names(req["op"]):
+            raise KeyError(f"output {name!r}: {req['op']} has no such output ({', '.join(_output_names(req['op']))})")
         if name not in asked or v is None:
             continue
         if isinstance(v, tuple):
+            if len(v) != 2 or not isinstance(v[1], str):
+                raise TypeError(f"output {name}: expected an array or (array, dtype name), got a tuple of {len(v)}")
             out[name] = _arrays.encode(v[0], v[1], f"output {name}")
         else:
             out[name] = _arrays.encode(v, asked[name]["dtype"], f"output {name}")
@@ -194,7 +203,10 @@ def _paths(cases):
         return []
     if isinstance(cases, (str, os.PathLike)):
         return [os.fspath(cases)]
-    return [os.fspath(c) for c in cases]
+    paths = [os.fspath(c) for c in cases]
+    if not paths:  # a glob that matched nothing must not become the bundled suite
+        raise ValueError('cases: an empty list (give paths, or "bundled")')
+    return paths
 
 
 @functools.lru_cache(maxsize=16)
@@ -251,6 +263,7 @@ class Case:
         when it passes the test fails."""
         import pytest
 
+        self._checked = True
         rep = self.run(fn, name)
         if len(rep.cases) != 1:
             pytest.fail(f"normcheck: case {self.name} ran {len(rep.cases)} times", pytrace=False)
@@ -289,7 +302,22 @@ def cases(op=None, cases="bundled", tier=None, backward=False, filter=None, expe
     ops_of = {n: o for (n, _l, o, _d) in suite.cases()}
     expect = os.fspath(expect_failures or "")
     params = [pytest.param(Case(key, n, ops_of[n], dirs[n], expect), id=n) for n in names]
-    return pytest.mark.parametrize(argname, params)
+
+    def decorate(test):
+        @functools.wraps(test)
+        def run_case(*args, **kwargs):
+            case = kwargs[argname]
+            case._checked = False
+            result = test(*args, **kwargs)
+            if not case._checked:  # the test asserted nothing about the case
+                pytest.fail(f"normcheck: {test.__name__} never called {argname}.check(fn) for case {case.name}", pytrace=False)
+            return result
+
+        # normcheck_cases: the pytest plugin (normcheck.pytest_plugin) fails a run in which every
+        # case of such a test was skipped, as check() does.
+        return pytest.mark.parametrize(argname, params)(pytest.mark.normcheck_cases(run_case))
+
+    return decorate
 
 
 def _problem_args(op, inputs, convention, out_dtype, keys):
@@ -389,5 +417,9 @@ def fuzz(fn, op=None, budget=10.0, count=None, seed=1, backward=False, max_width
     each on fn and the reference, and shrinks the first failure to a minimal case file.
     op: an op name or a list (default every op); budget: seconds, unless count draws."""
     ops_ = [] if op is None else ([op] if isinstance(op, str) else list(op))
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        raise ValueError(f"count: a number of draws >= 1, got {count!r}")
+    if isinstance(max_width, bool) or not isinstance(max_width, int) or not 1 <= max_width <= 65537:
+        raise ValueError(f"max_width: an integer in [1, 65537], got {max_width!r}")
     return FuzzResult(_normcheck.fuzz(_handler(fn), _name_of(fn, name), ops_, int(seed), int(count or 0), float(budget),
                                       bool(backward), int(max_width)))

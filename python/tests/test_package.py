@@ -164,3 +164,78 @@ def test_pytest_examples_pass_and_the_faulty_one_fails():
     assert r.returncode == 1, r.stdout[-3000:]
     assert "FAILED test_faulty_norm.py::test_faulty_layer_norm[" in r.stdout
     assert "ln_" in r.stdout  # case names are the test ids
+
+
+def test_outputs_are_never_rounded_truncated_or_misnamed_on_the_way():
+    # values that are not of the output's dtype are an ERROR, not cast into it
+    quant = os.path.join(os.path.dirname(os.path.dirname(WORKED)), "rms_norm_quant", "worked_examples.toml")
+
+    def reference_outputs(p):
+        inputs = {k: (np.array(v), p.dtypes[k]) for k, v in p.inputs.items()}
+        return dict(normcheck.reference(p.op, inputs, convention=dict(p.convention), out_dtype=p.out_dtype).outputs)
+
+    assert normcheck.check(reference_outputs, cases=quant).passed
+
+    def not_int8(p):
+        out = reference_outputs(p)
+        y = out["y"].astype(np.float64)
+        out["y"] = np.where(y == 127, 383.0, y + 0.4)  # 383 and 42.4 would cast to 127 and 42
+        return out
+
+    rep = normcheck.check(not_int8, cases=quant)
+    assert not rep.passed and any("is not an int8 value" in c["reason"] for c in rep.cases), rep.details
+
+    def not_bf16(p):  # one float64 step off bf16 values: float32 would round it back
+        return numpy_layer_norm(p).astype(np.float64) * (1 + 2.0**-40)
+
+    rep = normcheck.check(not_bf16, cases=WORKED, filter="ln_123_bf16")
+    assert rep.exit_code == 3 and "is not a bf16 value" in rep.cases[0]["reason"], rep.details
+
+    def misspelt(p):
+        return {"y": numpy_layer_norm(p), "Mean": np.zeros(p.outputs["mean"]["shape"], np.float32)}
+
+    rep = normcheck.check(misspelt, cases=WORKED, filter="ln_123_f32")
+    assert rep.exit_code == 3 and "has no such output" in rep.cases[0]["reason"], rep.details
+
+    def three_tuple(p):
+        return {"y": (numpy_layer_norm(p), "f32", "junk")}
+
+    assert normcheck.check(three_tuple, cases=WORKED, filter="ln_123_f32").exit_code == 3
+
+
+def test_arguments_that_would_check_less_are_refused():
+    with pytest.raises(ValueError, match="empty list"):
+        normcheck.check(numpy_layer_norm, cases=[])
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="max_width"):
+            normcheck.fuzz(numpy_layer_norm, op="layer_norm", count=5, max_width=bad)
+    for bad in (0, -3, 2.7):
+        with pytest.raises(ValueError, match="count"):
+            normcheck.fuzz(numpy_layer_norm, op="layer_norm", count=bad)
+
+
+def test_the_pytest_decorator_cannot_pass_by_checking_nothing(tmp_path):
+    (tmp_path / "test_nothing.py").write_text(f"""
+import normcheck
+WORKED = {WORKED!r}
+
+def skips_everything(p):
+    if p.convention.get("eps_placment") != "inside_sqrt":  # a typo: every case skipped
+        raise normcheck.Skip("not implemented")
+    return p.x
+
+@normcheck.cases("layer_norm", cases=WORKED)
+def test_skips(nc_case):
+    nc_case.check(skips_everything)
+
+@normcheck.cases("layer_norm", cases=WORKED)
+def test_never_checks(nc_case):
+    nc_case.run(skips_everything)
+""")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_nothing.py", "-k", "test_skips"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout[-2000:]
+    assert "every selected case was skipped" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_nothing.py", "-k", "test_never_checks"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "never called nc_case.check" in r.stdout, r.stdout[-2000:]

@@ -36,6 +36,7 @@
 #include "run/fuzz.hpp"
 #include "run/select.hpp"
 #include "spec/convention.hpp"
+#include "spec/sample.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -413,6 +414,34 @@ PYBIND11_MODULE(_normcheck, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+  m.def("output_names", [](const std::string& name) {
+    // Every output name the op defines in either direction under some convention (the
+    // names a function may return; a name outside them is a misspelling): the union over
+    // drawn problems, forward and backward, default and drawn conventions.
+    const auto op = nc::ops::find(name);
+    if (!op) throw nc::UsageError(fmt::format("op: unknown op '{}' ({})", name, nc::ops::choices()));
+    std::set<std::string> names;
+    auto add = [&](std::map<std::string, nc::Shape> (*f)(const nc::Problem&), const nc::Problem& p) {
+      if (f)
+        for (const auto& kv : f(p)) names.insert(kv.first);
+    };
+    for (std::uint64_t seed = 1; seed <= 16; ++seed)
+      for (bool backward : {false, true}) {
+        if (backward && !op->def().has_backward()) continue;
+        nc::Dims d;
+        d.seed = seed;
+        d.backward = backward;
+        d.default_convention = seed == 1;
+        try {
+          const nc::ValidProblem p = nc::draw_problem(*op, d);
+          add(op->def().outputs, *p);
+          add(op->def().optional_outputs, *p);
+          add(op->def().backward_outputs, *p);
+        } catch (const nc::SpecError&) {
+        }
+      }
+    return std::vector<std::string>(names.begin(), names.end());
+  }, "every output name the op defines (forward, saved statistics, backward)");
   m.def("ops", [] {
     std::vector<std::string> v;
     for (const auto& op : nc::ops::all()) v.emplace_back(nc::to_string(op));

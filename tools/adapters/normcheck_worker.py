@@ -184,13 +184,32 @@ def one_plus(w, dtype_name, what):
 
 def wire_array(array, dtype_name):
     """An output array in the form normcheck reads for `dtype_name`: contiguous; bf16 and fp8
-    values as float32 (exact: normcheck refuses a value that is not one of the format's);
-    int8 as int8. Also used by the in-process path (the normcheck package)."""
+    values as float32, int8 as int8. Nothing is rounded, truncated or wrapped on the way:
+    bf16/fp8 values must be float32 values (normcheck then refuses one that is not of the
+    format), int8 values integers in [-128, 127]; else ValueError naming the first offender
+    (a float64 array one step off a bf16 value cast to float32 could land on it, and 42.4 or
+    383 cast to int8 would become 42 or 127). Also used by the in-process path (the normcheck
+    package)."""
     a = np.ascontiguousarray(array)
+    if a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # ml_dtypes: exact in float32
+        a = a.astype(np.float32)
+    if dtype_name in ("bf16", "fp8_e4m3fn", "fp8_e5m2", "int8") and a.dtype.kind not in "fiu":
+        raise ValueError(f"{dtype_name} outputs must hold real numbers; got an array of dtype {a.dtype}")
     if dtype_name in ("bf16", "fp8_e4m3fn", "fp8_e5m2"):
-        a = a.astype(np.float32)  # bf16 and fp8 values are float32 values: exact
+        w = a.astype(np.float32)
+        wide = a.astype(np.float64)
+        bad = ~((w.astype(np.float64) == wide) | (np.isnan(w) & np.isnan(wide)))
+        if bad.any():
+            i = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(f"element {list(i)} = {float(wide[i])!r} is not a {dtype_name} value (not even a float32 value)")
+        a = w
     elif dtype_name == "int8":
-        a = a.astype(np.int8)  # the adapter returns int8 values (as integers of any type)
+        wide = a.astype(np.float64)
+        bad = ~(np.isfinite(wide) & (wide == np.round(wide)) & (wide >= -128) & (wide <= 127))
+        if bad.any():
+            i = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(f"element {list(i)} = {float(wide[i])!r} is not an int8 value")
+        a = a.astype(np.int8)
     return a
 
 
