@@ -109,7 +109,15 @@ TEST_CASE("plugin ABI 2: views outside their storage, negative strides, truncati
                                   {"negative offset", patched(offset_at, -1)},
                                   {"negative stride", patched(stride_at, -3)},
                                   {"view past its storage", patched(stride_at, std::int64_t{1} << 40)},
-                                  {"view past its storage", patched(shape_at, 1000)},
+                                  {"more elements than its storage holds", patched(shape_at, 1000)},
+                                  // a stride 0 under a long extent: in bounds, but 2^40 reads of one
+                                  // element (a plugin would loop for hours; fuzz_plugin_frame's timeout)
+                                  {"more elements than its storage holds", [&] {
+                                     std::string s = patched(shape_at, std::int64_t{1} << 40);
+                                     const std::int64_t zero = 0;
+                                     std::memcpy(s.data() + stride_at, &zero, sizeof zero);
+                                     return s;
+                                   }()},
                                   {"truncated request", good.substr(0, good.size() - 3)}}) {
     INFO(what);
     const Frame f = serve_request(bad, supports_all, twice);

@@ -413,6 +413,11 @@ void decode_v2(const std::string& payload, HostRequestV2& q) {
     const std::size_t es = nc_bytes(t.dtype);
     if (size % es) throw FrameError(fmt::format("input {}: {} bytes of storage for {}-byte elements", name, size, es));
     const auto elements = static_cast<std::uint64_t>(size / es);
+    // The host's views never overlap (offset, padded, transposed, channels_last): a view of
+    // more elements than its storage holds (a stride 0 under a long extent) is no request
+    // of ours, and would have a plugin loop over 2^40 elements of a 2-element storage.
+    if (count_capped(t.shape, t.ndim, elements) > elements)
+      throw FrameError(fmt::format("input {}: a view of more elements than its storage holds ({})", name, elements));
     // The last element's index, checked against the storage step by step (no overflow).
     if (count_capped(t.shape, t.ndim, elements) > 0) {
       std::uint64_t last = static_cast<std::uint64_t>(offset);

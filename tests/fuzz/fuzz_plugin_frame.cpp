@@ -125,6 +125,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   const std::uint32_t abi = data[0] & 0x40 ? 2 : 1;
   if (data[0] & 0x80) worker(rest, abi);
-  else parent(rest, fuzz::plugin_frame_problem(data[0]), abi);
+  // The host sends an ABI 1 plugin dense forward problems only (encode_request skips the
+  // rest), so its replies are read against those: bits 4-5 (padded, backward) are ABI 2's.
+  else parent(rest, fuzz::plugin_frame_problem(abi == 1 ? data[0] & 0x0f : data[0]), abi);
   return 0;
 }
