@@ -37,12 +37,12 @@ double stab_of(const Problem& p, const Outputs& o, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("quantized_stab: at most one correct rounding is 1, a tie either way passes, a wrong step does not", "[quant][metrics]") {
-  CHECK(quantized_stab(0.0L, 16.0L, 1e-4L) == 0);
-  CHECK(quantized_stab(8.0L, 16.0L, 1e-4L) == 1);  // an exact tie rounded either way
-  CHECK(quantized_stab(8.0L + 3e-4L, 16.0L, 1e-4L) == Approx(4.0));  // 3 units of the kernel's allowance past the tie
-  CHECK(quantized_stab(12.0L, 16.0L, 1e-4L) > 1e4);  // three quarters of a step: the wrong neighbour
-  CHECK(std::isinf(static_cast<double>(quantized_stab(9.0L, 16.0L, 0.0L))));
+TEST_CASE("stab_of: at most one correct rounding is 1, a tie either way passes, a wrong step does not", "[quant][metrics]") {
+  CHECK(stab_of(0.0L, 16.0L, 1e-4L) == 0);
+  CHECK(stab_of(8.0L, 16.0L, 1e-4L) == 1);  // an exact tie rounded either way
+  CHECK(stab_of(8.0L + 3e-4L, 16.0L, 1e-4L) == Approx(4.0));  // 3 units of the kernel's allowance past the tie
+  CHECK(stab_of(12.0L, 16.0L, 1e-4L) > 1e4);  // three quarters of a step: the wrong neighbour
+  CHECK(std::isinf(static_cast<double>(stab_of(9.0L, 16.0L, 0.0L))));
   // Through measure(): v = 29.63 on the e4m3fn grid (spacing 2): 30 is right, 28 is a whole
   // step away from it (truncation), and the plain stab formula would have let 28 through.
   ExactOutput r{Tensor::from_doubles(DType::fp8_e4m3fn, {1}, {30}), {29.626243192721647L}, {30.0}, {}};

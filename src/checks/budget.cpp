@@ -1,10 +1,13 @@
 // Default gates: the error analysis.
 //
-// Metric: stab_i = |y^_i - y_i| / (ulp_out(y_i)/2 + u c_i), with u the unit roundoff of the
-// case's accumulation dtype and c_i = sum_j |dy_i/dx_j x_j| + affine terms, the
-// condition magnitude (ops/common/row_norm.hpp). A kernel that is backward stable with
-// a perturbation of k u per input and rounds its result once to the output dtype has
-// stab_i <= 1 + k.
+// Metric (checks/metrics.hpp stab_of): with h = ulp_out/2 at max(|r|, |y|) and
+// K = u c_i + eta (u the unit roundoff of the case's accumulation dtype, eta half its
+// smallest subnormal step, c_i = sum_j |dy_i/dx_j x_j| + affine terms, the condition
+// magnitude of ops/common/row_norm.hpp), stab_i = e/h for e = |y^_i - y_i| <= h and
+// 1 + (e - h)/K beyond. A kernel whose value before its one rounding to the output was
+// within k K of the exact one (backward stable with a perturbation of k u per input, each
+// rounding also allowed eta absolute below the normal range) has e <= h + k K, i.e.
+// stab_i <= 1 + k, whatever the output dtype.
 //
 // What k is for a conforming layer_norm / rms_norm kernel (accumulate in dtype acc,
 // two-pass or Welford statistics, one rounding to the output dtype):
@@ -28,9 +31,10 @@
 // accumulation gives 8e3 .. inf. The bundled degenerate cases put each of these well
 // above the gate at every m they use.
 //
-// f16/bf16 outputs: ulp_out/2 dominates the denominator and the gate reads as
-// "within ~ (9 + sqrt(m))/2 ULP of the output or, where the exact output is near 0,
-// within the accumulation error"; f64: u = 2^-53, same formula.
+// f16/bf16 outputs of an f32 kernel: "the correct rounding of a value within
+// (8 + sqrt(m)) u c of the exact one": one output ULP at most where c ~ |y|, more only where
+// the exact output is near 0 (c >> |y|). (The metric used to be e / (h + u c), which this
+// gate multiplied as a whole: (9 + sqrt(m))/2 output ULPs, 18 bf16 ULPs at m = 768.)
 #include "checks/budget.hpp"
 
 #include <cmath>

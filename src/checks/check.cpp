@@ -169,7 +169,6 @@ class PropertyCheck final : public Check {
         out.push_back({pname, Status::skipped, fmt::format("{} not returned by {} (optional output)", oname, e.backend.name())});
         return;
       }
-    const long double u = unit_roundoff(p.conv.acc_dtype);
     double max_diff = 0, max_exact = 0;
     std::int64_t at = -1, exact_at = -1, nan_diff = 0, exact_nan_diff = 0, compared = 0;
     std::string at_output, exact_output;
@@ -193,8 +192,8 @@ class PropertyCheck final : public Check {
           continue;
         }
         const DType odt = output_dtype(p, oname);
-        const long double allowed1 = e.gate.max * (ulp(odt, e1) / 2 + u * r1.cond[i]);
-        const long double allowed = allowed1 + e.gate.max * (ulp(odt, e2) / 2 + u * r2.cond[i]);
+        const long double allowed1 = stab_allowance(e.gate.max, odt, e1, kernel_unit(p.conv.acc_dtype, r1.cond[i], e1));
+        const long double allowed = allowed1 + stab_allowance(e.gate.max, odt, e2, kernel_unit(p.conv.acc_dtype, r2.cond[i], e2));
         // Invariance is testable only where the exact outputs agree within the base input's own
         // budget (an ill-conditioned Tx must not make any difference look acceptable); a change
         // is certain only beyond both budgets.

@@ -17,11 +17,24 @@ const Worst& MetricSet::worst(Metric m) const {
   return abs;
 }
 
-long double quantized_stab(long double e, long double step, long double kernel) {
+long double stab_of(long double e, long double step, long double kernel) {
   const long double half = step / 2;
   if (e <= half) return e / half;
   if (!(kernel > 0) || !std::isfinite(kernel)) return HUGE_VALL;
   return 1 + (e - half) / kernel;
+}
+
+long double kernel_unit(DType acc, double c, long double r) {
+  const long double cc = std::isnan(c) ? 0.0L : std::isinf(c) ? (std::isfinite(r) ? std::fabs(r) : 0.0L) : std::fabs(static_cast<long double>(c));
+  return unit_roundoff(acc) * cc + ulp(acc, 0.0L) / 2;
+}
+
+long double stab_allowance(double G, DType out, long double r, long double kernel) {
+  if (!std::isfinite(r)) return 0;
+  const long double k = std::isfinite(kernel) && kernel > 0 ? kernel : 0.0L;
+  if (G <= 1) return G * ulp(out, r) / 2;
+  const long double delta = (G - 1) * k;
+  return ulp(out, std::fabs(r) + delta) / 2 + delta;
 }
 
 namespace {
@@ -44,6 +57,7 @@ bool could_exceed(const Worst& w, long double e, long double d) {
 MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc) {
   MetricSet s;
   const long double u_acc = unit_roundoff(acc);
+  const long double eta_acc = ulp(acc, 0.0L) / 2;  // kernel_unit's underflow term
   const long double max_finite = format_info(out).max_finite;
   const bool quantized = is_quantized(out);
   const UlpOf ulp_out(out);
@@ -72,21 +86,28 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     const long double ar = std::fabs(r);
     const long double u = ulp_out(std::isfinite(r) ? r : 0.0L);
     const long double c = ref.cond[static_cast<std::size_t>(i)];
-    const long double denom = u / 2 + u_acc * (std::isfinite(c) ? c : 0.0L);
+    const long double kernel = kernel_unit(acc, c, r);
     if (could_exceed(s.abs, e, 1)) update(s.abs, static_cast<double>(e), i, y, r);
     if (mismatch || ar == 0 || could_exceed(s.rel, e, ar))
       update(s.rel, static_cast<double>(mismatch ? HUGE_VALL : e == 0 ? 0 : (ar == 0 ? HUGE_VALL : e / ar)), i, y, r);
     if (could_exceed(s.ulp, e, u)) update(s.ulp, static_cast<double>(e / u), i, y, r);
-    if (quantized || could_exceed(s.stab, e, denom))
-      update(s.stab, static_cast<double>(e == 0 ? 0 : quantized ? quantized_stab(e, u, u_acc * c) : e / denom), i, y, r);
+    if (e == 0) {
+      if (s.stab.index < 0) update(s.stab, 0, i, y, r);
+    } else {
+      // The step at the larger of |r| and |y| (stab_of); a non-finite y is an infinite e.
+      const long double step = std::isfinite(y) && std::fabs(y) > ar && std::isfinite(r) ? ulp_out(static_cast<long double>(y)) : u;
+      update(s.stab, static_cast<double>(stab_of(e, step, kernel)), i, y, r);
+    }
     if (sums && std::isfinite(r) && !mismatch) { se += e * e; sr += r * r; }
   };
   // The screen: a finite element (y, r within the format's range, c) whose error e satisfies
   // e <= t d for every metric's divisor d and threshold t = worst (1 - 2^-50) cannot change
-  // a worst value (could_exceed), so it only adds to nmse's sums. The ulp and stab divisors
-  // are taken at their lower bounds u >= |r| 2^-p (2^(e-p) for |r| < 2^e; the subnormal
-  // spacing below min_normal) so that most elements need no ulp at all; an element the
-  // bound cannot screen gets every metric exactly (element()). Quantized outputs: element().
+  // a worst value (could_exceed), so it only adds to nmse's sums; for stab, an element with
+  // stab_of(e, u_low, u_acc c) <= t (stab_of only grows as the step shrinks). The ulp and
+  // stab steps are taken at their lower bounds u >= |r| 2^-p (2^(e-p) for |r| < 2^e; the
+  // subnormal spacing below min_normal) so that most elements need no ulp at all; an
+  // element the bound cannot screen gets every metric exactly (element()). Quantized
+  // outputs (int8's step is 1, not a multiple of |r|): element().
   constexpr long double kShrink = 1 - 0x1p-50L;
   const auto threshold = [&](const Worst& w) { return w.index < 0 ? -1.0L : static_cast<long double>(w.value) * kShrink; };
   const long double ulp_scale = std::ldexp(1.0L, -format_info(out).precision);  // u >= |r| ulp_scale
@@ -101,7 +122,9 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
       se += e * e;
       sr += r * r;
       const long double u_low = ar * ulp_scale;
-      if (e <= t_abs && e <= t_rel * ar && e <= t_ulp * u_low && e <= t_stab * (u_low / 2 + u_acc * c)) continue;
+      const long double h_low = u_low / 2;
+      const bool stab_below = e <= h_low ? e <= t_stab * h_low : e - h_low <= (t_stab - 1) * (u_acc * c + eta_acc);
+      if (e <= t_abs && e <= t_rel * ar && e <= t_ulp * u_low && stab_below) continue;
       element(i, y, r, false);
     } else {
       element(i, y, r, true);

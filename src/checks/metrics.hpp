@@ -42,25 +42,43 @@ struct MetricSet {
 /// Measures `got` (any dtype; compared as its exact values) against `ref`.
 /// `out` is the dtype whose ULP the ulp and stab metrics use, `acc` the accumulation dtype
 /// whose unit roundoff u_acc enters stab. Requires got.size() == ref.exact.size().
-/// For an 8-bit quantized `out` (fp8_e4m3fn, fp8_e5m2, int8; core/dtype.hpp) stab is
-/// quantized_stab(|y - r|, ulp_out(r), u_acc c): there the rounding to the output is a whole
-/// quantization step, orders of magnitude above the kernel's own error, and the usual
-/// |y - r| / (ulp/2 + u c) <= 1 + k would let (1 + k)/2 steps through.
+/// stab of element i is stab_of(|y - r|, ulp_out(max(|r|, |y|)), kernel_unit(acc, c_i))
+/// for every output dtype (see stab_of).
 MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc);
 
-/// stab of a quantized output, in the same units as stab (1: correctly rounded; 1 + k: the
-/// rounding of a value within k u c of the exact one), for an error e = |y - r| against the
-/// exact pre-quantization value r (saturated where the convention saturates), the
-/// quantization step `step` at r (ulp_out(r); 1 for int8) and the kernel's allowance
-/// `kernel` = u_acc c:
+/// stab of one element (checks/budget.cpp has the analysis), for an error e = |y - r|
+/// against the exact value r, the output's rounding step `step` there (ulp_out at
+/// max(|r|, |y|); 1 for int8) and the kernel's unit allowance `kernel` = u_acc c
+/// (c the element's condition magnitude; kernel_unit adds the underflow term):
 ///   e <= step/2:  e / (step/2)                    (at most the one correct rounding)
 ///   otherwise:    1 + (e - step/2) / kernel       (inf when kernel = 0)
-/// A value the kernel computed within k u c of r rounds to within step/2 + k u c of r (round
-/// to nearest moves it by at most half a step, and a binade edge between them only shrinks
-/// the step), so a correct kernel near a tie may round either way and stays <= 1 + k, while
-/// a wrong rounding direction (toward zero) or a wrong scale costs up to a whole step:
-/// thousands of units. Continuous and increasing in e.
-long double quantized_stab(long double e, long double step, long double kernel);
+/// So stab <= 1 + k iff e <= step/2 + k u c: a value the kernel computed within k u c of r
+/// and rounded once to the output. Round to nearest moves it by at most half the step at
+/// the rounded value, which lies between |r| and |y|; taking the step at the larger of the
+/// two covers a binade edge between them, and gives a wrong value no credit to speak of (the
+/// step grows with |y| by 2^-p of it). Continuous and increasing in e.
+/// Why not |y - r| / (ulp/2 + u c) <= 1 + k: that multiplies the half step by 1 + k too,
+/// and where the output's step dwarfs u c (f16/bf16/fp8/int8 outputs of an f32 kernel,
+/// f32 outputs of an f64 kernel) it admitted (1 + k)/2 output ULPs: 18 bf16 ULPs at
+/// m = 768, room for a kernel that reads half of each row.
+long double stab_of(long double e, long double step, long double kernel);
+
+/// The kernel's unit allowance of an element, in stab_of's `kernel`: u_acc c + eta_acc,
+/// the bound of one rounding in the accumulation dtype of a quantity bounded by c, with
+/// eta_acc = half its smallest subnormal step: below the normal range a rounding error is
+/// absolute (Higham 2002, eq. 2.8: fl(a op b) = (a op b)(1 + d) + e, |d| <= u, |e| <= eta),
+/// which a subnormal output of a correct kernel shows (one step of 2^-149 in f32 where
+/// u c is 1e-50). A condition magnitude stored as +inf (beyond double's range, e.g. dy near
+/// DBL_MAX) counts as |r|, the exact value: a lower bound of any c > DBL_MAX for a finite r.
+/// Never DBL_MAX itself: an int8 output whose c overflowed (a subnormal scale) then passed
+/// 66 for 127 with stab 1. NaN counts as 0.
+long double kernel_unit(DType acc, double c, long double r);
+
+/// The largest error |y - r| with stab_of(...) <= G, for an element of exact value r
+/// rounded to `out` and the kernel's unit allowance `kernel` (kernel_unit): G step/2 for
+/// G <= 1, else step/2 + (G - 1) kernel with the step at |r| + (G - 1) kernel. The
+/// allowance the property and structural checks grant each side (same units as the gate).
+long double stab_allowance(double G, DType out, long double r, long double kernel);
 
 /// The worst of several outputs' metrics, metric by metric (count and NaN mismatches add up,
 /// nmse is the largest); each Worst keeps the name of its output.

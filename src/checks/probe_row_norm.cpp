@@ -712,7 +712,7 @@ AccOutcome probe_accumulation(Ctx& c, bool model_ok, bool centered) {
   e.inputs = fmt::format("x [2, 4096] and [4, 256] ~ N(0,1) seeds {}, {}; exact reference under the inferred convention "
                          "(op {}, eps {}, {}, {})", c.o.seed + 4, c.o.seed + 5, to_string(c.res.inferred_op),
                          c.res.inferred.eps, to_string(c.res.inferred.eps_placement), to_string(c.res.inferred.variance));
-  e.outputs = fmt::format("max stab = |y - r| / (ulp/2 + u_acc c): f64 {}, f32 {}, f16 {}, bf16 {}; row-coherent error "
+  e.outputs = fmt::format("max stab (checks/metrics.hpp stab_of): f64 {}, f32 {}, f16 {}, bf16 {}; row-coherent error "
                           "{} = {} u_f32 = {} u_f16 (resolution {})", g3(err.stab[0]), g3(err.stab[1]), g3(err.stab[2]),
                           g3(err.stab[3]), g3(err.coherent), g3(err.coherent / u32),
                           g3(err.coherent / unit_roundoff(DType::f16)), g3(err.floor));
@@ -827,7 +827,7 @@ void probe_per_index(Ctx& c, bool model_ok, DType acc) {
       if (model_ok) {
         const long double u = ulp(c.dt(), std::isfinite(r.exact[i]) ? r.exact[i] : 0.0L);
         const long double e = std::fabs(static_cast<long double>(y[i]) - r.exact[i]);
-        const long double st = std::isnan(e) ? HUGE_VALL : e / (u / 2 + unit_roundoff(acc) * r.cond[i]);
+        const long double st = std::isnan(e) ? HUGE_VALL : stab_of(e, u, kernel_unit(acc, r.cond[i], r.exact[i]));
         worst = std::max(worst, static_cast<double>(st));
         is_bad = st > 1e3;
       } else {

@@ -26,7 +26,6 @@ struct Side {
 CheckResult check_structural(const Structural& s, const Problem& p, const Outputs& out,
                              const reference::ExactOutputs& ref, const Gate& gate) {
   const double G = gate.metric == Metric::stab ? gate.max : default_gate(p).max;
-  const long double u = unit_roundoff(p.conv.acc_dtype);
   auto side = [&](const std::string& name) {
     Side sd;
     if (name.empty()) return sd;
@@ -43,7 +42,7 @@ CheckResult check_structural(const Structural& s, const Problem& p, const Output
     if (!sd.exact) return 0;
     const long double e = sd.exact->exact[static_cast<std::size_t>(i)];
     const long double c = sd.exact->cond[static_cast<std::size_t>(i)];
-    return G * (ulp(p.out_dtype, e) / 2 + u * (std::isfinite(c) ? c : 0.0L));
+    return stab_allowance(G, p.out_dtype, e, kernel_unit(p.conv.acc_dtype, static_cast<double>(c), e));
   };
   const ReductionLayout l = group_layout(p);
   const auto m = static_cast<long double>(l.member.size());

@@ -11,7 +11,7 @@ namespace normcheck {
 
 /// Judges `s` on a backend's outputs `out` for problem p (validated), per group of
 /// group_layout(p). With a^, b^ the backend's values (inputs: their exact values), a, b the
-/// exact ones and E_i = G (ulp_out(a_i)/2 + u_acc c_i) the gate's allowance for element i
+/// exact ones and E_i = stab_allowance(G, out, a_i, u_acc c_i) the gate's allowance for element i
 /// (0 for an input), G the stab limit of `gate` (default_gate(p) when the case gates on
 /// another metric), the computed sum of one group obeys, when the property holds exactly,
 ///   |sum a^_i b^_i| <= sum (E^a_i |b_i| + |a_i| E^b_i + E^a_i E^b_i) + slack,

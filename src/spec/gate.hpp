@@ -11,7 +11,8 @@
 namespace normcheck {
 
 /// abs: |y - r|; rel: |y - r| / |r|; ulp: |y - r| / ulp_out(r); nmse: sum (y-r)^2 / sum r^2;
-/// stab: |y - r| / (ulp_out(r)/2 + u_acc c), c the condition magnitude of the element.
+/// stab: |y - r| / (ulp_out/2) up to half an output step, 1 + (|y - r| - ulp_out/2) / (u_acc c)
+/// beyond it, c the condition magnitude of the element (checks/metrics.hpp stab_of).
 enum class Metric { abs, rel, ulp, nmse, stab };
 std::string_view to_string(Metric) noexcept;
 std::optional<Metric> parse_metric(std::string_view) noexcept;

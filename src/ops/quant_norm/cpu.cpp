@@ -8,7 +8,7 @@
 // (round_to / round_to_saturating of core/dtype.hpp, from the exact binary32 value).
 // Error of v_j: the norm's (m/8 + 10) u c_j worst case, two roundings for the scale and the
 // division, two for the residual add: within 1 + 12 + sqrt(m) units of u c_v past the half
-// step of the conversion (checks/metrics.hpp quantized_stab; op.cpp's budget row).
+// step of the conversion (checks/metrics.hpp stab_of; op.cpp's budget row).
 #include <cmath>
 #include <limits>
 

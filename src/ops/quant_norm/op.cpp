@@ -3,7 +3,7 @@
 // per-token scale (quant_norm.hpp). Reference: reference.hpp; CPU kernel: cpu.cpp.
 //
 // Budget (checks/budget.cpp): y_q is judged in quantization steps (checks/metrics.hpp
-// quantized_stab): within half a step of the exact v, plus (G - 1) u c_v for the kernel's
+// stab_of): within half a step of the exact v, plus (G - 1) u c_v for the kernel's
 // error, G = 1 + 12 + sqrt(m): the norm's 8 and sqrt(m), 2 roundings of the residual add
 // (when given), 2 of the quantization (the scale's division by qmax, and v = y / s). The
 // scale and h are judged by the same gate with their own c (reference.hpp).

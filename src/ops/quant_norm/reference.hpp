@@ -13,7 +13,7 @@
 // has s ~ 1.5e-47, stored as 0).
 //
 // The exact value reported for y_q is v_j itself (the pre-quantization value; checks measure
-// in quantization steps, checks/metrics.hpp quantized_stab), clamped to +-qmax where the
+// in quantization steps, checks/metrics.hpp stab_of), clamped to +-qmax where the
 // convention saturates (the clamp is 1-Lipschitz: a kernel within k u c of v is within k u c
 // of clamp(v)); where the quantized value is not finite (no saturation: e5m2's +-inf,
 // e4m3fn's NaN) that value itself; 0 for int8 where v is NaN.
