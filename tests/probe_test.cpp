@@ -259,6 +259,7 @@ TEST_CASE("probe: the mutant zoo, each fault named and nothing else", "[probe][m
       {"rows_grid_limit", both, {}, nullptr, nullptr},
       {"params_rounded_bf16", both, {}, nullptr, nullptr},
       {"eps_rounded_to_dtype", both, {}, nullptr, nullptr},
+      {"normalized_rounded_to_out", both, {}, nullptr, nullptr},
       // Readers of views: the probe's problems are contiguous, so they read them right.
       {"view_offset_ignored", both, {}, nullptr, nullptr},
       {"view_strides_ignored", both, {}, nullptr, nullptr},

@@ -33,6 +33,7 @@ enum class Fault {
   params_rounded_bf16,     ///< gamma and beta rounded to bfloat16 before use (a cast to the activations' dtype)
   eps_rounded_to_dtype,    ///< eps rounded to x's dtype before use
   group_reads_next,        ///< each row's statistics read one value past its end (the next row's first)
+  normalized_rounded_to_out,///< the normalized value rounded to y's dtype before gamma/beta (Llama's x.to(dtype) * w) where the convention rounds once
   // Family faults (family_mutants.cpp), each on its own op(s):
   bn_biased_running_var,   ///< batch_norm: running_var updated with the biased 1/m batch variance (eval then divides by it)
   bn_stats_over_batch_only,

@@ -9,7 +9,7 @@ namespace normcheck::kernels::mutant {
 
 namespace {
 struct Entry { Fault f; std::string_view name, text; };
-constexpr std::array<Entry, 29> kFaults{{
+constexpr std::array<Entry, 30> kFaults{{
     {Fault::eps_outside_sqrt, "eps_outside_sqrt", "eps added outside the sqrt: x / (sqrt(v) + eps)"},
     {Fault::eps_missing, "eps_missing", "eps left out of the denominator"},
     {Fault::wrong_eps, "wrong_eps", "eps ten times too small (1e-6 for 1e-5)"},
@@ -29,6 +29,7 @@ constexpr std::array<Entry, 29> kFaults{{
     {Fault::params_rounded_bf16, "params_rounded_bf16", "gamma and beta rounded to bfloat16 before use"},
     {Fault::eps_rounded_to_dtype, "eps_rounded_to_dtype", "eps rounded to x's dtype before use"},
     {Fault::group_reads_next, "group_reads_next", "each row's statistics read one value past its end (the next row's first)"},
+    {Fault::normalized_rounded_to_out, "normalized_rounded_to_out", "normalized value rounded to y's dtype before gamma/beta (HF Llama's weight * x.to(dtype)) where the convention rounds once"},
     {Fault::bn_biased_running_var, "bn_biased_running_var", "batch_norm running_var updated with the biased batch variance"},
     {Fault::bn_stats_over_batch_only, "bn_stats_over_batch_only", "batch_norm statistics over N only (spatial axes left out)"},
     {Fault::bn_eval_batch_stats, "bn_eval_batch_stats", "batch_norm eval normalizes with batch statistics instead of running stats"},
@@ -162,6 +163,7 @@ Outputs run(Fault f, const Problem& p) {
       // The convention's rounding order, as a correct kernel follows it: a mutant is killed by its
       // fault, never by rounding once where the case rounds the normalized value first.
       if (p.conv.normalized_dtype) n = round_to(*p.conv.normalized_dtype, n);
+      else if (f == Fault::normalized_rounded_to_out) n = round_to(p.out_dtype, n);
       const std::int64_t col = (off + j) % d;
       const std::int64_t gi = f == Fault::gamma_wrong_axis ? ((off + j) / d) % d : col;
       switch (p.conv.affine) {

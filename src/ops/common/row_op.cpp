@@ -95,7 +95,8 @@ std::vector<MutantDef> mutants() {
           mut::def<F::tail_unnormalized>("layer_norm_random_f32_d17"), mut::def<F::partial_warp_dropped>("ln_partial_warp_d33"),
           mut::def<F::padded_lanes_counted>("layer_norm_random_f32_d17"), mut::def<F::rows_grid_limit>("ln_rows_65537_d2"),
           mut::def<F::params_rounded_bf16>("ln_params_f32_not_bf16"), mut::def<F::eps_rounded_to_dtype>("ln_eps_not_rounded_bf16_x"),
-          mut::def<F::group_reads_next>("layer_norm_random_f32_d17"), mut::def<F::dgamma_wrong_axis>("ln_bwd_affine_rows"), mut::def<F::ln_dx_no_mean_term>("ln_bwd_123_dy100")};
+          mut::def<F::group_reads_next>("layer_norm_random_f32_d17"),
+          mut::def<F::normalized_rounded_to_out>("layer_norm_random_bf16_d768"), mut::def<F::dgamma_wrong_axis>("ln_bwd_affine_rows"), mut::def<F::ln_dx_no_mean_term>("ln_bwd_123_dy100")};
 }
 
 }  // namespace normcheck::ops::rows
