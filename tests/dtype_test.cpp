@@ -78,6 +78,42 @@ TEST_CASE("f16 bits: every value round-trips and every midpoint rounds to even",
   CHECK(std::isnan(detail::half_bits_to_float(detail::float_to_half_bits(NAN))));
 }
 
+TEST_CASE("f16 bits: the branchless float conversions agree with the double ones everywhere", "[dtype][f16]") {
+  // Every binary16 pattern (signs, subnormals, inf, NaN payloads) widens exactly.
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    const double d = detail::half_bits_to_double(bits);
+    const float f = detail::half_bits_to_float(bits);
+    if (std::isnan(d)) {
+      REQUIRE(std::isnan(f));
+      std::uint32_t u;
+      std::memcpy(&u, &f, 4);
+      REQUIRE(((u >> 13) & 0x3ffu) == (h & 0x3ffu));  // the payload, quiet bit included
+    } else {
+      REQUIRE(static_cast<double>(f) == d);
+      REQUIRE(std::signbit(f) == std::signbit(d));
+    }
+  }
+  // binary32 -> binary16 against the correctly rounded double path, on every 61st float bit
+  // pattern (70 M values: every exponent, both signs, many fractions) and around each
+  // binary16 boundary (2^-25, 2^-24, 2^-14, 65504, 65520).
+  auto same = [](std::uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    const std::uint16_t got = detail::float_to_half_bits(f);
+    if (std::isnan(f)) return std::isnan(detail::half_bits_to_double(got)) && (got & 0x8000u) == ((u >> 16) & 0x8000u);
+    return got == detail::double_to_half_bits(static_cast<double>(f));
+  };
+  std::uint64_t bad = 0;
+  for (std::uint64_t u = 0; u <= 0xffffffffu; u += 61) bad += !same(static_cast<std::uint32_t>(u));
+  for (float b : {0x1p-25f, 0x1p-24f, 0x1p-14f, 65504.0f, 65520.0f, 1.0f}) {
+    std::uint32_t u;
+    std::memcpy(&u, &b, 4);
+    for (std::uint32_t k = u - 4096; k <= u + 4096; ++k) bad += !same(k) + !same(k | 0x80000000u);
+  }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("bf16 bits: float and double paths agree on midpoints", "[dtype][bf16]") {
   for (std::uint32_t h = 0; h < 0x7f80; h += 7) {
     const auto bits = static_cast<std::uint16_t>(h);

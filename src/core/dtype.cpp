@@ -147,19 +147,8 @@ struct Fp8Table {
   }
 };
 
-struct HalfTable {
-  std::array<float, 65536> v{};
-  HalfTable() {
-    for (std::uint32_t i = 0; i < 65536; ++i) v[i] = static_cast<float>(half_bits_to_double(static_cast<std::uint16_t>(i)));
-  }
-};
-const HalfTable& half_table() {
-  static const HalfTable t;
-  return t;
-}
 }  // namespace
 
-float half_bits_to_float(std::uint16_t h) noexcept { return half_table().v[h]; }
 
 double fp8_bits_to_double(DType t, std::uint8_t b) noexcept {
   static const Fp8Table e4m3(DType::fp8_e4m3fn), e5m2(DType::fp8_e5m2);
@@ -182,31 +171,6 @@ std::uint8_t double_to_fp8_bits(DType t, double v) noexcept {
   return sign | static_cast<std::uint8_t>((field << l.mbits) | frac);
 }
 
-std::uint16_t float_to_half_bits(float v) noexcept {
-  // Classic RNE conversion: round the 24-bit significand to 11 bits (or fewer in the
-  // subnormal range) with the carry propagating into the exponent.
-  std::uint32_t x;
-  std::memcpy(&x, &v, 4);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  std::uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
-  if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: inf
-  if (a < 0x38800000u) {  // below 2^-14: subnormal half (or zero)
-    if (a < 0x33000000u) return static_cast<std::uint16_t>(sign);  // < 2^-25: rounds to 0
-    const int e = static_cast<int>(a >> 23);            // biased f32 exponent
-    const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;  // 24-bit significand
-    const int shift = 126 - e;                            // bits to drop: 14 + (113 - e) - 1
-    const std::uint32_t q = m >> shift;
-    const std::uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    const std::uint32_t r = q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u);
-    return static_cast<std::uint16_t>(sign | r);
-  }
-  // Normal: rebias exponent (127 -> 15) and round 23 -> 10 fraction bits.
-  const std::uint32_t rebased = a - (112u << 23);
-  const std::uint32_t q = rebased >> 13, rem = rebased & 0x1fffu;
-  const std::uint32_t r = q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ? 1u : 0u);
-  return static_cast<std::uint16_t>(sign | r);
-}
 
 }  // namespace detail
 }  // namespace normcheck

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -266,10 +267,59 @@ std::uint16_t double_to_half_bits(double v) noexcept;
 /// bfloat16 bits (upper half of a binary32) <-> double.
 double bf16_bits_to_double(std::uint16_t h) noexcept;
 std::uint16_t double_to_bf16_bits(double v) noexcept;
-/// binary16 -> binary32, exact, by table (the kernels' hot path).
-float half_bits_to_float(std::uint16_t h) noexcept;
-/// binary32 -> binary16, correctly rounded (RNE), by bit manipulation.
-std::uint16_t float_to_half_bits(float v) noexcept;
+/// binary16 -> binary32, exact, without branches or tables (the kernels' loops vectorize):
+/// a normal half's exponent and fraction shifted into a binary32 and multiplied by 2^112 (the
+/// rebias 15 -> 127, exact); a subnormal half is its integer fraction times 2^-24 (exact, a
+/// normal float: no denormals-are-zero mode can touch it); exponent field 31 (inf, NaN with its
+/// payload) becomes 255.
+inline float half_bits_to_float(std::uint16_t h) noexcept {
+  const std::uint32_t em = static_cast<std::uint32_t>(h & 0x7fffu);
+  const std::uint32_t shifted = em << 13;
+  float f;
+  __builtin_memcpy(&f, &shifted, 4);
+  f *= 0x1p112f;
+  const float sub = static_cast<float>(static_cast<std::int32_t>(em & 0x3ffu)) * 0x1p-24f;
+  std::uint32_t un, us;
+  __builtin_memcpy(&un, &f, 4);
+  __builtin_memcpy(&us, &sub, 4);
+  // Masks, not branches (all ones where the condition holds).
+  const std::uint32_t is_sub = 0u - static_cast<std::uint32_t>(em < 0x400u);
+  const std::uint32_t is_special = 0u - static_cast<std::uint32_t>(em >= 0x7c00u);
+  std::uint32_t u = (us & is_sub) | (un & ~is_sub);
+  u |= 0x7f800000u & is_special;
+  u |= static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+/// binary32 -> binary16, correctly rounded (RNE), integer operations and selects only (both
+/// the normal and the subnormal rounding are formed, one kept), so it vectorizes: the 24-bit
+/// significand rounded to 11 bits (fewer below 2^-14) with the carry into the exponent;
+/// >= 65520 -> inf, NaN -> quiet NaN 0x7e00 with the sign.
+inline std::uint16_t float_to_half_bits(float v) noexcept {
+  std::uint32_t x;
+  __builtin_memcpy(&x, &v, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t a = x & 0x7fffffffu;
+  // Round to nearest even by adding half a step less one plus the kept lsb, then shifting
+  // (bfloat16's trick): the carry runs into the exponent. Normal half: rebias 127 -> 15,
+  // 23 -> 10 fraction bits.
+  const std::uint32_t rebased = a - (112u << 23);
+  const std::uint32_t rn = (rebased + 0xfffu + ((rebased >> 13) & 1u)) >> 13;
+  // Subnormal half (a < 2^-14): the significand shifted right by 126 - e (14 .. 25; clamped to
+  // [1, 31], where every value below 2^-25 rounds to 0 anyway).
+  const std::int32_t e = static_cast<std::int32_t>(a >> 23);
+  const std::int32_t sh = std::min<std::int32_t>(std::max<std::int32_t>(126 - e, 1), 31);
+  const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;
+  const std::uint32_t rs = (m + ((1u << (sh - 1)) - 1u) + ((m >> sh) & 1u)) >> sh;
+  // Selected with masks (all ones where the condition holds), from the lowest priority up.
+  const std::uint32_t is_sub = 0u - static_cast<std::uint32_t>(a < 0x38800000u);
+  const std::uint32_t is_inf = 0u - static_cast<std::uint32_t>(a >= 0x477ff000u);
+  const std::uint32_t is_nan = 0u - static_cast<std::uint32_t>(a > 0x7f800000u);
+  std::uint32_t r = (rs & is_sub) | (rn & ~is_sub);
+  r = (0x7c00u & is_inf) | (r & ~is_inf);
+  r = (0x7e00u & is_nan) | (r & ~is_nan);
+  return static_cast<std::uint16_t>(sign | r);
+}
 /// binary32 -> bfloat16, correctly rounded (RNE: add 0x7fff plus the kept lsb, the carry
 /// running into the exponent and to inf), NaN kept quiet with its sign. Inline and without
 /// branches, so the kernels' store loops vectorize.

@@ -24,7 +24,11 @@ std::vector<std::int64_t> unravel(const Shape& s, std::int64_t i) {
   return c;
 }
 
-Tensor::Tensor(DType t, Shape s) : dtype_(t), shape_(std::move(s)) {
+Tensor::Tensor(DType t, Shape s) : Tensor(t, std::move(s), Uninitialized{}) {
+  if (!bytes_.empty()) std::memset(bytes_.data(), 0, bytes_.size());
+}
+
+Tensor::Tensor(DType t, Shape s, Uninitialized) : dtype_(t), shape_(std::move(s)) {
   // Shapes come from files (case files, .npy/.safetensors headers, workers): check them here,
   // once, for every reader. 2^36 elements (512 GiB of f64) is beyond any machine this runs on.
   constexpr std::int64_t kMax = std::int64_t{1} << 36;

@@ -30,8 +30,13 @@ class Tensor {
  public:
   Tensor() = default;
   /// Throws std::length_error for a negative dimension or more than 2^36 elements
-  /// (std::bad_alloc when the memory is not there).
+  /// (std::bad_alloc when the memory is not there). Every element is 0.
   Tensor(DType t, Shape s);
+  /// Tag of the constructor that leaves the storage unwritten.
+  struct Uninitialized {};
+  /// As Tensor(t, s) but the elements hold whatever the allocator returned: for a kernel that
+  /// writes every element (a zero fill of a 16 MB output cost as much as the kernel itself).
+  Tensor(DType t, Shape s, Uninitialized);
 
   DType dtype() const noexcept { return dtype_; }
   const Shape& shape() const noexcept { return shape_; }
@@ -64,7 +69,13 @@ class Tensor {
  private:
   DType dtype_ = DType::f32;
   Shape shape_;
-  std::vector<unsigned char> bytes_;
+  /// Default-initializes on resize (no zero fill); the zeroing constructor fills explicitly.
+  struct NoFill : std::allocator<unsigned char> {
+    template <class U> struct rebind { using other = NoFill; };
+    void construct(unsigned char* p) noexcept { ::new (static_cast<void*>(p)) unsigned char; }
+    void construct(unsigned char* p, unsigned char v) noexcept { ::new (static_cast<void*>(p)) unsigned char(v); }
+  };
+  std::vector<unsigned char, NoFill> bytes_;
 };
 
 }  // namespace normcheck

@@ -15,15 +15,18 @@
 // (checks/budget.cpp turns this into the default gate).
 #include "ops/common/row_kernel.hpp"
 #include "ops/common/cpu_kernels.hpp"
+#include "ops/common/cpu_rows_fast.hpp"
 
 namespace normcheck::kernels::cpu {
 
 void layer_norm_forward(const Problem& p, Outputs& out) {
-  Tensor y(p.out_dtype, p.x().shape());
+  // Every element of y and of the statistics is written below (no zero fill).
+  Tensor y(p.out_dtype, p.x().shape(), Tensor::Uninitialized{});
   // The saved statistics (optional outputs): mean and rstd per row.
   const std::int64_t rows = row_layout(p).rows;
-  Tensor mean(saved_stat_dtype(p), Shape{rows}), rstd(saved_stat_dtype(p), Shape{rows});
-  if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, true, &mean, &rstd);
+  Tensor mean(saved_stat_dtype(p), Shape{rows}, Tensor::Uninitialized{}), rstd(saved_stat_dtype(p), Shape{rows}, Tensor::Uninitialized{});
+  if (detail::normalize_rows_fast(p, y, true, &mean, &rstd)) {
+  } else if (p.x().dtype() == DType::f64 || p.conv.acc_dtype == DType::f64) detail::normalize_rows<double>(p, y, true, &mean, &rstd);
   else detail::normalize_rows<float>(p, y, true, &mean, &rstd);
   out["y"] = std::move(y);
   out["mean"] = std::move(mean);

@@ -1,0 +1,244 @@
+// The fast forward row kernel of layer_norm and rms_norm for binary32 accumulation (f32,
+// bf16 and f16 data and outputs), issue 15: the same numerics as normalize_rows
+// (row_kernel.hpp: scan, scale by 2^-e, [centre], sum of squares, binary64 denominator, one
+// rounding of g n + b), in four passes over a row instead of nine, reading x in place, writing y in its dtype directly, and compiled
+// for AVX-512, AVX2 and baseline x86-64 with a run-time choice (GCC target_clones).
+// -ffp-contract=off (CMakeLists.txt) keeps every clone's arithmetic the same: the vector width
+// only decides how many lanes run at once, so the results are bit-identical across clones
+// and thread counts.
+//
+// Passes per row of m values:
+//   1. scan: max |x|, min x, max x (a constant row), any NaN or inf;
+//   2. [centre] mu_s = wide_sum(x s) / m, or x_0 s exactly for a constant row;
+//   3. ss = wide_sum((x s - mu_s)^2);
+//   4. y_j = g_j ((x_j s - mu_s) r) + b_j, r = 1 / D_s(ss / m') formed in binary64 and
+//      rounded once to binary32; rounded once to y's dtype.
+// Accumulation order (wide_sum): blocks of kWideBlock = 256 values, each summed by kWide = 32
+// lanes (lane l adds x_{8k + ...}: values j = l, l + 32, ..., 8 per lane) whose partial sums
+// are added pairwise (5 levels), then the block sums pairwise by levels (adjacent pairs, an odd
+// last one carried up). Forward error of a sum of m terms
+// a_j: |s^ - s| <= gamma(8 + 5 + ceil(log2(m / 256))) sum |a_j| worst case (Higham 2002,
+// 4.2 and 4.6), the same 17 at m = 4096 as blocked_sum's 8 + 3 + 6; the gate's analysis
+// (checks/budget.cpp) counts sqrt(m), which both are below. The 32 independent lanes are
+// what lets the adds pipeline (8 lanes left the loop waiting on one register's latency).
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "ops/common/cpu_rows_fast.hpp"
+#include "ops/common/row_kernel.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NORMCHECK_NO_CPU_DISPATCH)
+#define NC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
+#else
+#define NC_CLONES __attribute__((flatten))
+#endif
+
+namespace normcheck::kernels::cpu::detail {
+
+namespace {
+
+constexpr int kWide = 32;
+constexpr std::int64_t kWideBlock = 256;
+
+/// Sum of g(j) for j in [first, first + m), m <= kWideBlock, over kWide lanes then pairwise.
+template <class G>
+[[gnu::always_inline]] inline float wide_block(std::int64_t first, std::int64_t m, G g) {
+  float acc[kWide] = {};
+  std::int64_t j = 0;
+  for (; j + kWide <= m; j += kWide)
+    for (int l = 0; l < kWide; ++l) acc[l] += g(first + j + l);
+  for (int l = 0; j + l < m; ++l) acc[l] += g(first + j + l);  // the tail: lanes 0.. once more
+  // Pairwise over the lanes, one loop per level (a constant trip count: each vectorizes).
+  static_assert(kWide == 32);
+  for (int l = 0; l < 16; ++l) acc[l] += acc[l + 16];
+  for (int l = 0; l < 8; ++l) acc[l] += acc[l + 8];
+  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
+  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
+  return acc[0] + acc[1];
+}
+
+/// Pairwise sum of a[0..n), in place, by levels: adjacent pairs (a[2i] + a[2i+1]), an odd
+/// last value carried up unchanged, until one value is left (ceil(log2 n) levels).
+[[gnu::always_inline]] inline float pairwise(float* a, std::int64_t n) {
+  if (n == 0) return 0.0f;
+  while (n > 1) {
+    const std::int64_t h = n / 2;
+    for (std::int64_t i = 0; i < h; ++i) a[i] = a[2 * i] + a[2 * i + 1];
+    if (n % 2) a[h] = a[n - 1];
+    n = h + n % 2;
+  }
+  return a[0];
+}
+
+/// Sum of g(j) for j in [0, m) in wide_sum's order (the file's header): each block of
+/// kWideBlock values by wide_block, into `blocks` (ceil(m / kWideBlock) floats), then
+/// pairwise by levels.
+template <class G>
+[[gnu::always_inline]] inline float wide_sum(std::int64_t m, float* blocks, G g) {
+  const std::int64_t nb = (m + kWideBlock - 1) / kWideBlock;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::int64_t first = b * kWideBlock;
+    blocks[b] = wide_block(first, m - first < kWideBlock ? m - first : kWideBlock, g);
+  }
+  return pairwise(blocks, nb);
+}
+
+struct F32Src {
+  const float* p;
+  float operator()(std::int64_t j) const { return p[j]; }
+};
+struct Bf16Src {
+  const std::uint16_t* p;
+  float operator()(std::int64_t j) const { return normcheck::detail::bf16_bits_to_float(p[j]); }
+};
+struct F32Dst {
+  float* p;
+  void operator()(std::int64_t j, float v) const { p[j] = v; }
+};
+struct Bf16Dst {
+  std::uint16_t* p;
+  void operator()(std::int64_t j, float v) const { p[j] = normcheck::detail::float_to_bf16_bits(v); }
+};
+// f16: core/dtype.hpp's branchless conversions (integer operations and selects: they
+// vectorize in every clone).
+struct F16Src {
+  const std::uint16_t* p;
+  float operator()(std::int64_t j) const { return normcheck::detail::half_bits_to_float(p[j]); }
+};
+struct F16Dst {
+  std::uint16_t* p;
+  void operator()(std::int64_t j, float v) const { p[j] = normcheck::detail::float_to_half_bits(v); }
+};
+
+/// One row: x's values through src, y's through dst (both indexed 0..m).
+template <class Src, class Dst>
+[[gnu::always_inline]] inline void fast_row(const FastRows& f, std::int64_t r, Src x, Dst y, float* blocks) {
+  const std::int64_t m = f.m;
+  // 1. scan
+  float amax[kWide] = {}, mn[kWide], mx[kWide];
+  int bad[kWide] = {};
+  for (int l = 0; l < kWide; ++l) { mn[l] = std::numeric_limits<float>::infinity(); mx[l] = -mn[l]; }
+  const float big = std::numeric_limits<float>::max();
+  std::int64_t j = 0;
+  for (; j + kWide <= m; j += kWide)
+    for (int l = 0; l < kWide; ++l) {
+      const float v = x(j + l), a = std::fabs(v);
+      bad[l] |= !(a <= big);
+      amax[l] = a > amax[l] ? a : amax[l];
+      mn[l] = v < mn[l] ? v : mn[l];
+      mx[l] = v > mx[l] ? v : mx[l];
+    }
+  for (; j < m; ++j) {
+    const float v = x(j), a = std::fabs(v);
+    bad[0] |= !(a <= big);
+    amax[0] = a > amax[0] ? a : amax[0];
+    mn[0] = v < mn[0] ? v : mn[0];
+    mx[0] = v > mx[0] ? v : mx[0];
+  }
+  // Lanes combined by halves (constant trip counts: element-wise vector max/min/or; a
+  // running scalar max over 32 lanes cost more than the scan of a 64-value row).
+  for (int w = kWide / 2; w >= 1; w /= 2) {
+#pragma GCC unroll 16
+    for (int l = 0; l < w; ++l) {
+      amax[l] = amax[l + w] > amax[l] ? amax[l + w] : amax[l];
+      mn[l] = mn[l + w] < mn[l] ? mn[l + w] : mn[l];
+      mx[l] = mx[l + w] > mx[l] ? mx[l + w] : mx[l];
+      bad[l] |= bad[l + w];
+    }
+  }
+  const float am = amax[0], lo = mn[0], hi = mx[0];
+  const int b = bad[0];
+  if (b) {
+    for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
+    if (f.mean) f.mean->set(r, NAN);
+    if (f.rstd) f.rstd->set(r, NAN);
+    return;
+  }
+  const double s = row_scale(static_cast<double>(am), f.max_up);
+  const float sa = static_cast<float>(s);
+  // 2. the mean of the scaled row (a constant row: its value, exactly; row_mean)
+  float mu = 0;
+  if (f.center) mu = lo == hi ? x(0) * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }) / static_cast<float>(m);
+  // 3. sum of squares of the centred, scaled row
+  const float ss = wide_sum(m, blocks, [&](std::int64_t k) {
+    const float d = x(k) * sa - mu;
+    return d * d;
+  });
+  const double inv = inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(f.dof), s, ss == 0, *f.conv);
+  const float ri = static_cast<float>(inv);
+  // 4. normalize, affine, one rounding to y's dtype
+  const float* g = f.gamma;
+  const float* bt = f.beta;
+  if (bt)
+    for (std::int64_t k = 0; k < m; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
+  else if (g)
+    for (std::int64_t k = 0; k < m; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
+  else
+    for (std::int64_t k = 0; k < m; ++k) y(k, (x(k) * sa - mu) * ri);
+  if (f.mean) f.mean->set(r, static_cast<double>(mu) / s);
+  if (f.rstd) f.rstd->set(r, ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(ri) * s);
+}
+
+/// Rows [r0, r1) with x of dtype XT (f32, bf16 or f16) and y of dtype YT.
+template <class Dst>
+[[gnu::always_inline]] inline void rows_to(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0) {
+  const std::int64_t m = f.m;
+  std::vector<float> blocks(static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1));
+  std::vector<float> row(f.x->dtype() == DType::f16 ? static_cast<std::size_t>(m) : 0);
+  for (std::int64_t r = r0; r < r1; ++r) {
+    Dst y = dst_of_row0;
+    y.p += r * m;
+    switch (f.x->dtype()) {
+      case DType::f32: fast_row(f, r, F32Src{f.x->as<float>() + r * m}, y, blocks.data()); break;
+      case DType::bf16: fast_row(f, r, Bf16Src{f.x->as<std::uint16_t>() + r * m}, y, blocks.data()); break;
+      default: {  // f16: widened once into a row buffer (cheaper than widening in each pass)
+        const F16Src src{f.x->as<std::uint16_t>() + r * m};
+        for (std::int64_t k = 0; k < m; ++k) row[static_cast<std::size_t>(k)] = src(k);
+        fast_row(f, r, F32Src{row.data()}, y, blocks.data());
+      }
+    }
+  }
+}
+
+NC_CLONES void rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, F32Dst{f.y->as<float>()}); }
+NC_CLONES void rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
+NC_CLONES void rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, F16Dst{f.y->as<std::uint16_t>()}); }
+
+bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
+
+}  // namespace
+
+bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd) {
+  const Tensor& x = p.x();
+  if (!small_float(x.dtype()) || !small_float(y.dtype()) || p.conv.acc_dtype == DType::f64 || p.conv.normalized_dtype) return false;
+  const RowLayout l = row_layout(p);
+  // x must be the dense row-major [rows, m] the layout describes (a case's views are
+  // materialized by the harness before a built-in kernel runs; this only guards the assumption).
+  if (l.rows * l.m != x.size() || y.size() != x.size()) return false;
+  const AffineParams<float> aff(p);
+  FastRows f;
+  f.x = &x;
+  f.y = &y;
+  f.m = l.m;
+  f.dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
+  f.center = center;
+  f.max_up = max_scale_up(100, p.conv.eps);
+  f.conv = &p.conv;
+  f.gamma = aff.affine == Affine::none ? nullptr : aff.gamma.data();
+  f.beta = aff.affine == Affine::gamma_beta ? aff.beta.data() : nullptr;
+  f.mean = mean;
+  f.rstd = rstd;
+  void (*rows)(const FastRows&, std::int64_t, std::int64_t) = y.dtype() == DType::f32 ? rows_f32 : y.dtype() == DType::bf16 ? rows_bf16 : rows_f16;
+#pragma omp parallel if (l.rows * l.m > 32768)
+  {
+    const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+    rows(f, l.rows * t / T, l.rows * (t + 1) / T);
+  }
+  return true;
+}
+
+}  // namespace normcheck::kernels::cpu::detail

@@ -1,0 +1,194 @@
+// The fast binary32 row kernel (ops/common/cpu_rows_fast.cpp) against a scalar model of the
+// order its header documents, bit for bit: the kernel runs the clone this machine's CPU picks
+// (AVX-512, AVX2 or baseline), this file is built for baseline x86-64, both with
+// -ffp-contract=off, so equality says the vector width changes nothing. Also: 1 and 2 threads
+// give the same bits, and the kernel is the one layer_norm/rms_norm take for f32/bf16/f16.
+#include <catch2/catch.hpp>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ops/common/cpu_kernels.hpp"
+#include "ops/common/cpu_rows_fast.hpp"
+#include "ops/common/row_kernel.hpp"
+#include "spec/op.hpp"
+
+using namespace normcheck;
+
+namespace {
+
+namespace d = kernels::cpu::detail;
+
+/// wide_sum's documented order, one value at a time: blocks of 256, 32 lanes of j = l mod 32
+/// (the tail's values to lanes 0, 1, ... once more), lanes pairwise 16, 8, 4, 2, 1, then the
+/// block sums pairwise by levels (adjacent pairs, an odd last one carried up).
+template <class G>
+float model_sum(std::int64_t m, G g) {
+  std::vector<float> blocks;
+  for (std::int64_t first = 0; first < m; first += 256) {
+    const std::int64_t n = std::min<std::int64_t>(256, m - first);
+    float acc[32] = {};
+    std::int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+      for (int l = 0; l < 32; ++l) acc[l] += g(first + j + l);
+    for (int l = 0; j + l < n; ++l) acc[l] += g(first + j + l);
+    for (int w = 16; w >= 2; w /= 2)
+      for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+    blocks.push_back(acc[0] + acc[1]);
+  }
+  if (blocks.empty()) return 0.0f;
+  std::int64_t n = static_cast<std::int64_t>(blocks.size());
+  while (n > 1) {
+    const std::int64_t h = n / 2;
+    for (std::int64_t i = 0; i < h; ++i) blocks[i] = blocks[2 * i] + blocks[2 * i + 1];
+    if (n % 2) blocks[h] = blocks[n - 1];
+    n = h + n % 2;
+  }
+  return blocks[0];
+}
+
+struct ModelOut {
+  std::vector<double> y;  // rounded to y's dtype
+  double mean = 0, rstd = 0;
+};
+
+/// One row by the documented passes (cpu_rows_fast.cpp's header), y rounded once to `out`.
+ModelOut model_row(const std::vector<float>& x, bool center, const Convention& c, const std::vector<float>& g,
+                   const std::vector<float>& b, DType out, std::int64_t dof) {
+  const auto m = static_cast<std::int64_t>(x.size());
+  ModelOut o;
+  float am = 0, lo = INFINITY, hi = -INFINITY;
+  bool bad = false;
+  for (float v : x) {
+    bad = bad || !(std::fabs(v) <= std::numeric_limits<float>::max());
+    am = std::max(am, std::fabs(v));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (bad) {
+    o.y.assign(x.size(), NAN);
+    o.mean = o.rstd = NAN;
+    return o;
+  }
+  const double s = d::row_scale(am, d::max_scale_up(100, c.eps));
+  const auto sa = static_cast<float>(s);
+  float mu = 0;
+  if (center) mu = lo == hi ? x[0] * sa : model_sum(m, [&](std::int64_t k) { return x[k] * sa; }) / static_cast<float>(m);
+  const float ss = model_sum(m, [&](std::int64_t k) {
+    const float dv = x[k] * sa - mu;
+    return dv * dv;
+  });
+  const double inv = d::inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, c);
+  const auto ri = static_cast<float>(inv);
+  for (std::int64_t k = 0; k < m; ++k) {
+    float n = (x[k] * sa - mu) * ri;
+    if (!g.empty()) n = g[k] * n;
+    if (!b.empty()) n = n + b[k];
+    o.y.push_back(round_to(out, static_cast<double>(n)));
+  }
+  o.mean = static_cast<double>(mu) / s;
+  o.rstd = ss == 0 && c.eps > 0 ? 1.0 / d::inv_denominator_zero(c) : static_cast<double>(ri) * s;
+  return o;
+}
+
+Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affine affine, int fill, unsigned seed) {
+  Problem p;
+  p.op = op;
+  p.out_dtype = yt;
+  p.conv.normalized_shape = {m};
+  p.conv.affine = affine;
+  p.conv.eps = 1e-5;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  std::vector<double> v(static_cast<std::size_t>(rows * m));
+  for (auto& e : v) e = fill == 0 ? n01(rng) : fill == 1 ? 100.0 + n01(rng) : fill == 2 ? 3.0 : 1e-6 * n01(rng);
+  if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN
+  p.inputs["x"] = Tensor::from_doubles(xt, {rows, m}, v);
+  if (affine != Affine::none) {
+    std::vector<double> g(static_cast<std::size_t>(m)), b(static_cast<std::size_t>(m));
+    for (std::int64_t j = 0; j < m; ++j) {
+      g[j] = 0.75 + 0.0625 * static_cast<double>(j % 9);
+      b[j] = 0.01 * static_cast<double>(j % 5) - 0.02;
+    }
+    p.inputs["gamma"] = Tensor::from_doubles(xt, {m}, g);
+    if (affine == Affine::gamma_beta) p.inputs["beta"] = Tensor::from_doubles(xt, {m}, b);
+  }
+  validate(p);
+  return p;
+}
+
+Outputs run(const Problem& p) {
+  Outputs o;
+  if (p.op == Op::layer_norm) kernels::cpu::layer_norm_forward(p, o);
+  else kernels::cpu::rms_norm_forward(p, o);
+  return o;
+}
+
+bool same_bits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); }
+
+}  // namespace
+
+TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width and affine", "[cpu][fast]") {
+  std::int64_t checked = 0;
+  for (Op op : {Op::layer_norm, Op::rms_norm})
+    for (DType xt : {DType::f32, DType::bf16, DType::f16})
+      for (DType yt : {xt, DType::f32})
+        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 255, 256, 257, 768, 1000, 4097})
+          for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
+            for (int fill : {0, 1, 2, 3}) {
+              if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
+              const std::int64_t rows = 3;
+              const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
+              INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
+                                 << static_cast<int>(af) << " fill " << fill);
+              Tensor ycheck(yt, {rows, m});
+              Tensor mean(DType::f32, {rows}), rstd(DType::f32, {rows});
+              REQUIRE(d::normalize_rows_fast(p, ycheck, op == Op::layer_norm, &mean, &rstd));  // the path taken
+              const Outputs o = run(p);
+              std::vector<float> g, b;
+              for (std::int64_t j = 0; af != Affine::none && j < m; ++j) g.push_back(static_cast<float>(p.input("gamma")->get(j)));
+              for (std::int64_t j = 0; af == Affine::gamma_beta && j < m; ++j) b.push_back(static_cast<float>(p.input("beta")->get(j)));
+              for (std::int64_t r = 0; r < rows; ++r) {
+                std::vector<float> x;
+                for (std::int64_t j = 0; j < m; ++j) x.push_back(static_cast<float>(p.x().get(r * m + j)));
+                const ModelOut want = model_row(x, op == Op::layer_norm, p.conv, g, b, yt, m);
+                for (std::int64_t j = 0; j < m; ++j) {
+                  INFO("row " << r << " j " << j);
+                  REQUIRE(same_bits(o.at("y").get(r * m + j), want.y[static_cast<std::size_t>(j)]));
+                  REQUIRE(same_bits(ycheck.get(r * m + j), want.y[static_cast<std::size_t>(j)]));
+                }
+                REQUIRE(same_bits(o.at("rstd").get(r), round_to(o.at("rstd").dtype(), want.rstd)));
+                if (op == Op::layer_norm) REQUIRE(same_bits(o.at("mean").get(r), round_to(o.at("mean").dtype(), want.mean)));
+                ++checked;
+              }
+            }
+  CHECK(checked == 2 * 3 * 2 * 12 * 4 * 3 * 3 - 3 * 2 * 12 * 4 * 3);  // rms_norm has no gamma_beta here
+}
+
+TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits; other problems take the generic path", "[cpu][fast]") {
+  for (DType xt : {DType::f32, DType::bf16, DType::f16}) {
+    const Problem p = make(Op::layer_norm, xt, xt, 301, 257, Affine::gamma_beta, 0, 5);  // > 32768 values: parallel
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Outputs one = run(p);
+    omp_set_num_threads(2);
+    const Outputs two = run(p);
+    omp_set_num_threads(before);
+    REQUIRE(one.at("y").nbytes() == two.at("y").nbytes());
+    CHECK(std::memcmp(one.at("y").data(), two.at("y").data(), one.at("y").nbytes()) == 0);
+    CHECK(std::memcmp(one.at("rstd").data(), two.at("rstd").data(), one.at("rstd").nbytes()) == 0);
+  }
+  Problem q = make(Op::layer_norm, DType::f32, DType::f32, 2, 8, Affine::none, 0, 1);
+  q.conv.acc_dtype = DType::f64;
+  Tensor y(DType::f32, {2, 8});
+  CHECK_FALSE(d::normalize_rows_fast(q, y, true, nullptr, nullptr));
+  Problem r = make(Op::layer_norm, DType::f32, DType::bf16, 2, 8, Affine::none, 0, 1);
+  r.conv.normalized_dtype = DType::bf16;
+  CHECK_FALSE(d::normalize_rows_fast(r, y, true, nullptr, nullptr));
+  CHECK_FALSE(d::normalize_rows_fast(make(Op::layer_norm, DType::f64, DType::f64, 2, 8, Affine::none, 0, 1), y, true, nullptr, nullptr));
+}
