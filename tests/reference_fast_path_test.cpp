@@ -45,7 +45,8 @@ std::int64_t differences(const Problem& p, std::string* first = nullptr) {
   };
   // Condition magnitudes are a first-order bound, computed in binary64 on the fast path:
   // within (m + 16) 2^-52 relative of MPFR's (row_norm.hpp cond_t), m the group size.
-  const double m = static_cast<double>(p.x().shape().back());
+  // (Channel ops: m = (C/G) spatial, bounded by the values per batch element.)
+  const double m = std::max(static_cast<double>(p.x().shape().back()), static_cast<double>(p.x().size() / std::max<std::int64_t>(1, p.x().shape().front())));
   auto close_cond = [&](double a, double b) {
     return (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= (m + 16) * 0x1p-52 * std::max(std::fabs(a), std::fabs(b));
   };
@@ -135,7 +136,7 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
   CHECK(checked == 20000);
 }
 
-TEST_CASE("reference fast path: every bundled forward row-norm, fused and quantizing case, bit for bit", "[reference][fastpath]") {
+TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizing and group/instance norm case, bit for bit", "[reference][fastpath]") {
   // The case files and the coverage matrix's quick tier (its regimes: huge values whose
   // squares overflow, tiny, subnormal, mixed, constant, zeros, non-finite), and its full tier
   // with NORMCHECK_EQUIV_FULL=1.
@@ -149,7 +150,8 @@ TEST_CASE("reference fast path: every bundled forward row-norm, fused and quanti
       const std::string file = cs.file;
       const Problem& p = cs.problem;
       const std::string op(p.op.name());
-      const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant");
+      const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant") ||
+                           op == "group_norm" || op == "instance_norm";
       if (!fast_op || p.conv.direction != Direction::forward) continue;
       std::string first;
       INFO(file << " case " << cs.name);

@@ -10,15 +10,15 @@ namespace normcheck::ops::group_norms {
 
 namespace {
 template <class T>
-ExactOutputs eval(const Problem& p) {
-  return p.conv.direction == Direction::backward ? reference::group_norm_backward<T>(p) : reference::group_norm<T>(p);
+ExactOutputs eval(const Problem& p, bool fast) {
+  return p.conv.direction == Direction::backward ? reference::group_norm_backward<T>(p) : reference::group_norm<T>(p, fast);
 }
 }  // namespace
 
 ExactOutputs reference_exact(const ValidProblem& vp) {
   const Problem& p = *vp;
-  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
 }
-ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp); }
+ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp, false); }
 
 }  // namespace normcheck::ops::group_norms

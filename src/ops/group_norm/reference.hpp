@@ -15,40 +15,48 @@
 // Exactness: as row_norm.hpp (the same sums over m values).
 #pragma once
 
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "spec/layout.hpp"
 
 namespace normcheck::reference {
 
+/// group_norm / instance_norm forward in T; with `fast`, each group first in double-double
+/// with a certified radius (ops/common/certified_rows.hpp: bit-identical to T's result, T
+/// where the radius cannot decide), as the row norms.
 template <class T>
-ExactOutputs group_norm(const Problem& p) {
+ExactOutputs group_norm(const Problem& p, bool fast = false) {
   const ChannelLayout l = channel_layout(p);
   const std::int64_t G = p.op == Op::instance_norm ? l.c : p.conv.num_groups;
   const std::int64_t cpg = l.c / G, m = cpg * l.spatial;
-  const std::vector<T> gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
   const Tensor& x = p.x();
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
   // The saved statistics (optional outputs) per (n, group): [N, G] (instance_norm [N, C]).
   ExactOutput mean = detail::make_output(saved_stat_dtype(p), Shape{l.n, G}), rstd = detail::make_output(saved_stat_dtype(p), Shape{l.n, G});
-#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
+  // gamma and beta per channel as their exact binary64 values (every input dtype's values are).
+  const std::vector<double> gamma = detail::load_all<double>(p.input("gamma")), beta = detail::load_all<double>(p.input("beta"));
+  // One group in U (T, or DDBall for the certified path); writes every output of the group
+  // (certified_rows' contract: a failed DDBall attempt's partial writes are overwritten).
+  auto one_group = [&](std::int64_t grp, auto tag) {
+    using U = typename decltype(tag)::type;
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
-    std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
+    std::vector<U> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
     if (!gamma.empty()) gg.resize(xg.size());
     if (!beta.empty()) bg.resize(xg.size());
     for (std::int64_t j = 0; j < m; ++j) {
-      xg[j] = T(x.get(off + j));
+      xg[j] = U(x.get(off + j));
       const std::int64_t ch = ch0 + j / l.spatial;
-      if (!gamma.empty()) gg[j] = gamma[ch];
-      if (!beta.empty()) bg[j] = beta[ch];
+      if (!gamma.empty()) gg[j] = U(gamma[ch]);
+      if (!beta.empty()) bg[j] = U(beta[ch]);
     }
-    GroupStatistics<T> st;
-    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off, static_cast<const T*>(nullptr), &st);
+    GroupStatistics<U> st;
+    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off, static_cast<const U*>(nullptr), &st);
     for (std::int64_t j = 0; j < m; ++j) detail::put(y, off + j, yg[j], y.cond[off + j]);
     detail::put(mean, grp, st.mean, st.c_mean);
     detail::put(rstd, grp, st.rstd, st.c_rstd);
-  }
+  };
+  detail::certified_rows<T>(l.n * G, fast, x.size() > detail::kParallelMin, one_group);
   ExactOutputs o;
   o.emplace("y", std::move(y));
   o.emplace("mean", std::move(mean));
