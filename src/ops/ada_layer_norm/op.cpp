@@ -57,16 +57,16 @@ std::int64_t param_reduction(const Problem& p) {
 
 namespace {
 template <class T>
-ExactOutputs eval(const Problem& p) {
-  return p.conv.direction == Direction::backward ? reference::ada_norm_backward<T>(p) : reference::ada_norm<T>(p);
+ExactOutputs eval(const Problem& p, bool fast) {
+  return p.conv.direction == Direction::backward ? reference::ada_norm_backward<T>(p) : reference::ada_norm<T>(p, fast);
 }
 }  // namespace
 
 ExactOutputs reference_exact(const ValidProblem& vp) {
   const Problem& p = *vp;
-  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
 }
-ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp); }
+ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp, false); }
 
 void cpu(const ValidProblem& p, Outputs& o) {
   if (p->conv.direction == Direction::backward) kernels::cpu::ada_norm_backward(*p, o);

@@ -15,42 +15,50 @@
 //   h: |x| + |g| c_y + |g y|                     (identity path, y's terms, the g term).
 #pragma once
 
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 
 namespace normcheck::reference {
 
+/// ada_layer_norm / ada_rms_norm forward in T; with `fast`, each row first in double-double
+/// with a certified radius (ops/common/certified_rows.hpp: bit-identical to T's values; the
+/// condition magnitudes in cond_t, a bound, as normalize_group's).
 template <class T>
-ExactOutputs ada_norm(const Problem& p) {
+ExactOutputs ada_norm(const Problem& p, bool fast = false) {
   using std::abs;
   const Tensor& x = p.x();
   const Shape& xs = x.shape();
   const std::int64_t d = xs.back(), rows = x.size() / d, per_batch = rows / xs.front();
   Convention c0 = p.conv;
   c0.affine = Affine::none;
-  const std::vector<T> sc = detail::load_all<T>(p.input("scale")), sh = detail::load_all<T>(p.input("shift")),
-                       gt = detail::load_all<T>(p.input("gate"));
+  // scale, shift, gate as their exact binary64 values.
+  const std::vector<double> sc = detail::load_all<double>(p.input("scale")), sh = detail::load_all<double>(p.input("shift")),
+                            gt = detail::load_all<double>(p.input("gate"));
   const bool center = p.op == Op::ada_layer_norm, gated = p.conv.gated;
   ExactOutput y = detail::make_output(p.out_dtype, xs), h = detail::make_output(p.out_dtype, gated ? xs : Shape{0});
-#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  auto one_row = [&](std::int64_t r, auto tag) {
+    using U = typename decltype(tag)::type;
+    using C = cond_t<U>;
     const std::int64_t off = r * d, pb = (r / per_batch) * d;
-    std::vector<T> xr(static_cast<std::size_t>(d)), nr(xr.size());
+    std::vector<U> xr(static_cast<std::size_t>(d)), nr(xr.size());
     std::vector<double> cn(xr.size());
-    for (std::int64_t j = 0; j < d; ++j) xr[j] = T(x.get(off + j));
-    normalize_group(xr.data(), d, center, c0, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), nr.data(), cn.data());
+    for (std::int64_t j = 0; j < d; ++j) xr[j] = U(x.get(off + j));
+    normalize_group(xr.data(), d, center, c0, static_cast<const U*>(nullptr), static_cast<const U*>(nullptr), nr.data(), cn.data());
     for (std::int64_t j = 0; j < d; ++j) {
-      const T& s = sc[pb + j];
-      const T& b = sh[pb + j];
-      const T yv = (T(1) + s) * nr[j] + b;
-      const T cy = abs(T(1) + s) * T(cn[j]) + abs(s * nr[j]) + abs(b);
+      const U s(sc[pb + j]), b(sh[pb + j]);
+      const U one_s = U(1) + s;
+      const U yv = one_s * nr[j] + b;
+      const C cy = C(abs(cond_of(one_s))) * C(cn[j]) + C(abs(cond_of(U(s * nr[j])))) + C(abs(cond_of(b)));
       detail::put(y, off + j, yv, static_cast<double>(cy));
       if (gated) {
-        const T& g = gt[pb + j];
-        detail::put(h, off + j, xr[j] + g * yv, static_cast<double>(abs(xr[j]) + abs(g) * cy + abs(g * yv)));
+        const U g(gt[pb + j]);
+        const U hv = xr[j] + g * yv;
+        detail::put(h, off + j, hv, static_cast<double>(C(abs(cond_of(xr[j]))) + C(abs(cond_of(g))) * cy + C(abs(cond_of(U(g * yv))))));
       }
     }
-  }
+  };
+  detail::certified_rows<T>(rows, fast, x.size() > detail::kParallelMin, one_row);
   ExactOutputs o;
   o.emplace("y", std::move(y));
   if (gated) o.emplace("h", std::move(h));

@@ -63,16 +63,16 @@ std::int64_t param_reduction(const Problem& p) { return p.op == Op::scale_norm ?
 
 namespace {
 template <class T>
-ExactOutputs eval(const Problem& p) {
-  return p.conv.direction == Direction::backward ? reference::l2_normalize_backward<T>(p) : reference::l2_normalize<T>(p);
+ExactOutputs eval(const Problem& p, bool fast) {
+  return p.conv.direction == Direction::backward ? reference::l2_normalize_backward<T>(p) : reference::l2_normalize<T>(p, fast);
 }
 }  // namespace
 
 ExactOutputs reference_exact(const ValidProblem& vp) {
   const Problem& p = *vp;
-  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+  return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
 }
-ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp); }
+ExactOutputs reference_double(const ValidProblem& vp) { return eval<double>(*vp, false); }
 
 void cpu(const ValidProblem& p, Outputs& o) {
   if (p->conv.direction == Direction::backward) kernels::cpu::l2_normalize_backward(*p, o);

@@ -17,6 +17,7 @@
 // cancellation), each further operation 2^-P.
 #pragma once
 
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "spec/layout.hpp"
@@ -45,21 +46,25 @@ void l2_group(const T* x, std::int64_t m, const Convention& c, const T& gain, T*
   }
 }
 
+/// l2_normalize / scale_norm forward in T; with `fast`, each group first in double-double
+/// with a certified radius (ops/common/certified_rows.hpp: bit-identical to T's result).
 template <class T>
-ExactOutputs l2_normalize(const Problem& p) {
+ExactOutputs l2_normalize(const Problem& p, bool fast = false) {
   const Tensor& x = p.x();
   const ReductionLayout l = reduction_layout(x.shape(), reduced_axes(p));
-  const T gain = p.op == Op::scale_norm ? T(p.inputs.at("g").get(0)) : T(1);
+  const double gain = p.op == Op::scale_norm ? p.inputs.at("g").get(0) : 1.0;
   const auto m = static_cast<std::int64_t>(l.member.size());
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
-#pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::size_t g = 0; g < l.base.size(); ++g) {
-    std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size());
+  // One group in U (T or DDBall), every output of the group written.
+  auto one_group = [&](std::int64_t g, auto tag) {
+    using U = typename decltype(tag)::type;
+    std::vector<U> xg(static_cast<std::size_t>(m)), yg(xg.size());
     std::vector<double> cg(xg.size());
-    for (std::int64_t j = 0; j < m; ++j) xg[j] = T(x.get(l.base[g] + l.member[j]));
-    l2_group(xg.data(), m, p.conv, gain, yg.data(), cg.data());
+    for (std::int64_t j = 0; j < m; ++j) xg[j] = U(x.get(l.base[g] + l.member[j]));
+    l2_group(xg.data(), m, p.conv, U(gain), yg.data(), cg.data());
     for (std::int64_t j = 0; j < m; ++j) detail::put(y, l.base[g] + l.member[j], yg[j], cg[j]);
-  }
+  };
+  detail::certified_rows<T>(static_cast<std::int64_t>(l.base.size()), fast, x.size() > detail::kParallelMin, one_group);
   ExactOutputs o;
   o.emplace("y", std::move(y));
   return o;
