@@ -95,7 +95,7 @@ extern const OpDef qk_norm_def{
     .no_backward = "its scores couple q and k",
     .reference = [](const ValidProblem& vp) {
       const Problem& p = *vp;
-      return reference::detail::at_working_precision(p, [&](auto t) { return reference::qk_norm<typename decltype(t)::type>(p); });
+      return reference::detail::at_working_precision(p, [&](auto t) { return reference::qk_norm<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
     },
     .reference_double = [](const ValidProblem& vp) { return reference::qk_norm<double>(*vp); },
     .cpu = [](const ValidProblem& p, Outputs& o) { kernels::cpu::qk_norm_forward(*p, o); },

@@ -22,13 +22,27 @@
 
 #include "ops/common/family_common.hpp"
 #include "ops/l2_normalize/reference.hpp"
+#include "ops/common/ball.hpp"
 #include "ops/common/row_norm.hpp"
 
 namespace normcheck::reference {
 
+/// qk_norm in U; with `guarded`, an Uncertain thrown inside a parallel loop (a DDBall that
+/// cannot decide) is caught there (it may not leave an OpenMP region) and rethrown once the
+/// loops are done.
 template <class T>
-ExactOutputs qk_norm(const Problem& p) {
+ExactOutputs qk_norm_in(const Problem& p, bool guarded) {
   using std::abs; using std::sqrt;
+  bool uncertain = false;
+  auto guard = [&](auto&& body) {
+    if (!guarded) return body();
+    try {
+      body();
+    } catch (const Uncertain&) {
+#pragma omp atomic write
+      uncertain = true;
+    }
+  };
   const Tensor& q = p.inputs.at("q");
   const Tensor& k = p.inputs.at("k");
   const Shape& qs = q.shape();
@@ -44,13 +58,13 @@ ExactOutputs qk_norm(const Problem& p) {
     nv.resize(static_cast<std::size_t>(t.size()));
     cv.resize(nv.size());
 #pragma omp parallel for schedule(dynamic, 1) if (t.size() > detail::kParallelMin)
-    for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t r = 0; r < rows; ++r) guard([&] {
       std::vector<T> xr(static_cast<std::size_t>(dk));
       for (std::int64_t j = 0; j < dk; ++j) xr[j] = T(t.get(r * dk + j));
       if (rms) normalize_group(xr.data(), dk, false, p.conv, gain.data(), static_cast<const T*>(nullptr), nv.data() + r * dk, cv.data() + r * dk);
       else l2_group(xr.data(), dk, p.conv, T(1), nv.data() + r * dk, cv.data() + r * dk);
       for (std::int64_t j = 0; j < dk; ++j) detail::put(out, r * dk + j, nv[r * dk + j], cv[r * dk + j]);
-    }
+    });
   };
   ExactOutput qh = detail::make_output(p.out_dtype, qs), kh = detail::make_output(p.out_dtype, ks);
   std::vector<T> qn, kn;
@@ -58,29 +72,51 @@ ExactOutputs qk_norm(const Problem& p) {
   normalize(q, qg, qn, qc, qh);
   normalize(k, kg, kn, kc, kh);
   ExactOutput y = detail::make_output(p.out_dtype, Shape{qs[0], qs[1], Tq, Sk});
-  const T ascale = abs(scale);
+  // Condition magnitudes in cond_t<T> (a bound: binary64 midpoints for DDBall, as normalize_group's).
+  using C = cond_t<T>;
+  const C ascale = C(abs(cond_of(scale)));
 #pragma omp parallel for schedule(dynamic, 1) if (BH * Tq * Sk * dk > detail::kParallelMin)
-  for (std::int64_t bt = 0; bt < BH * Tq; ++bt) {
+  for (std::int64_t bt = 0; bt < BH * Tq; ++bt) guard([&] {
     const std::int64_t bh = bt / Tq;
     const std::int64_t qo = bt * dk;
     for (std::int64_t s = 0; s < Sk; ++s) {
       const std::int64_t ko = (bh * Sk + s) * dk;
-      T dot(0), cd(0);
+      T dot(0);
+      C cd(0);
       for (std::int64_t l = 0; l < dk; ++l) {
         dot += qn[qo + l] * kn[ko + l];
-        cd += abs(kn[ko + l]) * T(qc[qo + l]) + abs(qn[qo + l]) * T(kc[ko + l]);
+        cd += C(abs(cond_of(kn[ko + l]))) * C(qc[qo + l]) + C(abs(cond_of(qn[qo + l]))) * C(kc[ko + l]);
       }
       const T v = scale * dot;
-      T cv = ascale * cd;
-      if (!rms) cv += abs(v);
+      C cv = ascale * cd;
+      if (!rms) cv += C(abs(cond_of(v)));
       detail::put(y, bt * Sk + s, v, static_cast<double>(cv));
     }
-  }
+  });
+  if (uncertain) throw Uncertain();
   ExactOutputs o;
   o.emplace("q_hat", std::move(qh));
   o.emplace("k_hat", std::move(kh));
   o.emplace("y", std::move(y));
   return o;
+}
+
+/// qk_norm forward in T; with `fast`, the whole problem first in double-double with certified
+/// radii (the scores need every normalized row in one number type), and in T when any value
+/// cannot be decided (bit-identical to T's result either way; counted as rows of q and k).
+template <class T>
+ExactOutputs qk_norm(const Problem& p, bool fast = false) {
+  const std::uint64_t rows = static_cast<std::uint64_t>((p.inputs.at("q").size() + p.inputs.at("k").size()) / p.inputs.at("q").shape()[3]);
+  if (fast) {
+    try {
+      ExactOutputs o = qk_norm_in<DDBall>(p, true);
+      add_fast_path_counts(rows, 0);
+      return o;
+    } catch (const Uncertain&) {
+      add_fast_path_counts(0, rows);
+    }
+  }
+  return qk_norm_in<T>(p, false);
 }
 
 }  // namespace normcheck::reference
