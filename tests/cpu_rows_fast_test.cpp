@@ -170,7 +170,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
   CHECK(checked == 2 * 3 * 2 * 12 * 4 * 3 * 3 - 3 * 2 * 12 * 4 * 3);  // rms_norm has no gamma_beta here
 }
 
-TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits; other problems take the generic path", "[cpu][fast]") {
+TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits, other problems take the generic path", "[cpu][fast]") {
   for (DType xt : {DType::f32, DType::bf16, DType::f16}) {
     const Problem p = make(Op::layer_norm, xt, xt, 301, 257, Affine::gamma_beta, 0, 5);  // > 32768 values: parallel
     const int before = omp_get_max_threads();

@@ -9,7 +9,7 @@
 // A row holding NaN or an infinity gives NaN for its y (and h) only.
 //
 // Condition magnitudes (triangle inequality, O(d) per row), with c_n the bound of the
-// unscaled normalization (normalize_group with no affine: (|x_i| + [LN] mean|x| + k|n_i|
+// unscaled normalization (normalize_group with no affine: ([LN] (1 - 2/d)|x_i| + mean|x|, RMS |x_i|; + k|n_i|
 // mean|n x|)/D + |n_i|):
 //   y: |1 + s| c_n + |s n| + |b|                 (x terms, then the s and b terms);
 //   h: |x| + |g| c_y + |g y|                     (identity path, y's terms, the g term).

@@ -117,8 +117,8 @@ bool row_moments(const T*, std::int64_t, bool, std::int64_t, T&, T&, T*) {
 
 /// Normalizes one group of m values x[0..m) (layer_norm when `center`, else rms_norm)
 /// into y[0..m) and writes the first-order condition magnitude of each output into cond:
-///   c_i = |g_i|/D (a_i + [center] (1/m) sum_j a_j + k |n_i| (1/m') sum_j |n_j| a_j)
-///         + |g_i n_i| + [gamma_beta] |beta_i|
+///   c_i = |g_i|/D (e_i + k |n_i| (1/m') sum_j |n_j| a_j) + |g_i n_i| + [gamma_beta] |beta_i|,
+///   e_i = (1 - 2/m) a_i + (1/m) sum_j a_j = sum_j |delta_ij - 1/m| a_j  (center), a_i (else),
 /// which bounds sum_j |dy_i/dx_j| a_j by the triangle inequality (O(m) per group, see
 /// DESIGN.md "The reference") plus the affine terms |dy/dg g| and |dy/dbeta beta|.
 /// a_j is the magnitude of the perturbation of x_j per unit roundoff: |x_j| (mag null: the
@@ -178,7 +178,13 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
       case Affine::gamma: case Affine::gamma_beta: g = C(abs(cond_of(gamma[j]))); break;
       case Affine::one_plus_w: g = C(abs(C(1) + cond_of(gamma[j]))); break;
     }
-    C ci = g / Dc * (a(j) + (center ? mean_abs : C(0)) + k * C(abs(cond_of(nj))) * mean_nx) + C(abs(g * cond_of(nj)));
+    // The centring term sum_l |delta_jl - 1/m| a_l = (1 - 2/m) a_j + mean a, exactly (not the
+    // triangle inequality's a_j + mean a, which is 2 a_j at m = 1 where x_j - mu is 0 for any
+    // x: a LayerNorm of one value is beta, and a_j + mean a let y = 0 pass for beta = 0.5 at
+    // |x| = 1e4; found by a false-pass hunt). It bounds |x_j - mu| too, so it still covers the
+    // rounding of the kernel's x_j - mu.
+    const C centred = center ? (C(1) - C(2) / C(m)) * a(j) + mean_abs : a(j);
+    C ci = g / Dc * (centred + k * C(abs(cond_of(nj))) * mean_nx) + C(abs(g * cond_of(nj)));
     if (c.affine == Affine::gamma_beta) ci += C(abs(cond_of(beta[j])));
     cond[j] = static_cast<double>(ci);
   }

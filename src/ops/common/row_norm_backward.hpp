@@ -19,7 +19,8 @@
 // perturbations |eps_j| <= e of every x_j, dy_j and parameter p_j (gamma_j; w_j for
 // one_plus_w; scale for ada), divided by e. With the forward quantities
 //   Q = (1/m') sum |d_j x_j|, rho = k Q / D^2          (|dD/D| <= rho e: dv = (2/m') sum d_j dx_j)
-//   nu_j = (|x_j| + [center] mean|x|)/D + |n_j| rho    (|dn_j| <= nu_j e; forward's c_j with g = 1, minus |g n_j|)
+//   nu_j = (e_j + [center] mean|x|)/D + |n_j| rho      (|dn_j| <= nu_j e; forward's c_j with g = 1, minus |g n_j|;
+//                                                      e_j = (1 - 2/m)|x_j| centring, |x_j| else: row_norm.hpp)
 //   kappa = |dk/dv| 2Q  (outside_sqrt: k = 1 + eps/sqrt(v), kappa = eps Q / v^1.5; 0 otherwise)
 // the x terms, differentiating each factor of the formula and bounding by the triangle inequality:
 //   X_i = (1/D) [ rho (|a_i| + |mean a| + k |n_i S| / m')                            (through 1/D)
@@ -27,7 +28,7 @@
 // and the dy and parameter terms (dx is linear in a_j = g_j dy_j; a relative perturbation of
 // dy_j moves a_j by |a_j| e, one of p_j by |(dg_j/dp_j) p_j dy_j| e = |p_j dy_j| e):
 //   alpha_j = |a_j| + |p_j dy_j|,
-//   Y_i = (1/D) (alpha_i + [center] mean(alpha) + (k/m') |n_i| sum_j alpha_j |n_j|),
+//   Y_i = (1/D) ([center] (1 - 2/m) alpha_i + mean(alpha), else alpha_i; + (k/m') |n_i| sum_j alpha_j |n_j|),
 //   c(dx_i) = X_i + Y_i,
 // O(m) per group (DESIGN.md "The reference"). Parameter gradients (dgamma_j = sum dy n over R
 // values): c = sum (|dy n| + |dy| nu) (dy terms, then x terms); dbeta: c = sum |dy|.
@@ -89,7 +90,8 @@ void normalize_group_backward(const T* x, const T* dy, std::int64_t m, bool cent
   std::vector<T> a(static_cast<std::size_t>(m)), alpha(a.size());
   for (std::int64_t j = 0; j < m; ++j) {
     n[j] = (x[j] - mu) / D;
-    nu[j] = (abs(x[j]) + mean_abs) / D + abs(n[j]) * rho;
+    // (1 - 2/m) |x_j| + mean|x| = sum_l |delta_jl - 1/m| |x_l| when centring (row_norm.hpp).
+    nu[j] = ((center ? (T(1) - T(2) / mm) * abs(x[j]) : abs(x[j])) + mean_abs) / D + abs(n[j]) * rho;
     a[j] = gain ? gain[j] * dy[j] : dy[j];
     alpha[j] = abs(a[j]) + (param ? abs(param[j] * dy[j]) : T(0));
     if (center) { abar += a[j]; alphabar += alpha[j]; }
@@ -104,7 +106,7 @@ void normalize_group_backward(const T* x, const T* dy, std::int64_t m, bool cent
     dx[j] = (a[j] - abar - kS * n[j] * S) / D;
     const T nS = abs(n[j] * S);
     const T X = (rho * (abs(a[j]) + abs(abar) + kS * nS) + (kappa * nS + k * nu[j] * abs(S) + k * abs(n[j]) * s_anu) / mp) / D;
-    const T Y = (alpha[j] + alphabar + kS * abs(n[j]) * s_alpha) / D;
+    const T Y = ((center ? (T(1) - T(2) / mm) * alpha[j] : alpha[j]) + alphabar + kS * abs(n[j]) * s_alpha) / D;
     cdx[j] = static_cast<double>(X + Y);
   }
 }

@@ -8,7 +8,7 @@
 //
 //   forward:  y = g t + b
 //     c_y = 2 |g| s |z|  (relative perturbations of x and of alpha, each |dy/dv v|)
-//         + |g t| + |b|  (of gamma, beta).
+//         + |g t| + |b|  (of gamma, beta; |g t| with g = 1 without gamma: tanh's own rounding).
 //   backward, given dy (dL/dy): dx = dy g alpha s,  dalpha = sum_i dy_i g_i x_i s_i,
 //     dgamma_j = sum over rows of dy t,  dbeta_j = sum over rows of dy; with s' = -2 s t:
 //     c_dx     = 3 |dx| + 4 |dy g alpha| s |t| |z|  (dy, g, alpha as a factor; x and alpha in s)
@@ -54,7 +54,10 @@ ExactOutputs dyt(const Problem& p) {
       const std::int64_t j = i % m;
       const Tz e = at(i);
       const T gj = gain(j), bj = b.empty() ? T(0) : b[static_cast<std::size_t>(j)];
-      const T c = 2 * abs(gj) * e.sz + (g.empty() ? T(0) : abs(gj * e.t)) + abs(bj);
+      // |g t| also without gamma (g = 1): it bounds the kernel's rounding of tanh itself
+      // (u |t|), as normalize_group's |g n| does; without it a tanh correct to 1 ULP failed
+      // near saturation, where s |z| -> 0 (found by a false-pass hunt's side check).
+      const T c = 2 * abs(gj) * e.sz + abs(gj * e.t) + abs(bj);
       detail::put(y, i, gj * e.t + bj, static_cast<double>(c));
     }
     out.emplace("y", std::move(y));

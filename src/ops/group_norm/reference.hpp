@@ -10,7 +10,7 @@
 //
 // Condition magnitude: the group is contiguous in memory, so it is normalize_group's
 // (row_norm.hpp) with the gains gathered per element:
-//   c_i = |g_i|/D (|x_i| + (1/m) sum_j |x_j| + k |n_i| (1/m') sum_j |n_j x_j|) + |g_i n_i| + [beta] |beta_i|,
+//   c_i = |g_i|/D ((1 - 2/m) |x_i| + (1/m) sum_j |x_j| + k |n_i| (1/m') sum_j |n_j x_j|) + |g_i n_i| + [beta] |beta_i|,
 // an O(m) triangle-inequality bound of sum_j |dy_i/dx_j x_j| plus the affine terms.
 // Exactness: as row_norm.hpp (the same sums over m values).
 #pragma once
