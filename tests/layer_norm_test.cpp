@@ -32,6 +32,27 @@ TEST_CASE("layer_norm: [1,2,3] with eps 1e-5", "[layer_norm][worked]") {
   CHECK(std::fabs(v - 0.99998500022499662505) < 4e-16);
 }
 
+TEST_CASE("layer_norm: one value per row has condition magnitude |beta|, whatever x", "[layer_norm][cond]") {
+  // x - mu = 0 for any x at m = 1, so y = beta and only beta's own perturbation moves it; the
+  // triangle inequality's |x| + mean|x| gave 2 |g x| / sqrt(eps) and let y = 0 pass for beta 0.5.
+  for (double x : {3.0, 1e4, -3e4, 1e30}) {
+    Problem p = row_problem(Op::layer_norm, DType::f32, {1, 1}, {x}, 1e-5);
+    p.conv.affine = Affine::gamma_beta;
+    p.inputs["gamma"] = Tensor::from_doubles(DType::f32, {1}, {2.0});
+    p.inputs["beta"] = Tensor::from_doubles(DType::f32, {1}, {0.5});
+    validate(p);
+    const auto y = reference::evaluate_exact(p).at("y");
+    INFO("x = " << x);
+    CHECK(y.exact[0] == 0.5L);
+    CHECK(y.cond[0] == 0.5);
+  }
+  // m = 2: the centring term is mean|x| (the a_j term's weight 1 - 2/m is 0): x = [1, 3], eps 0,
+  // no affine: D = 1, n = [-1, 1], c_j = (|1| + |3|)/2 + k |n_j| mean|n x| + |n_j| = 2 + 1 * 2 + 1.
+  const auto c2 = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 2}, {1, 3})).at("y");
+  CHECK(c2.cond[0] == Approx(5.0));
+  CHECK(c2.cond[1] == Approx(5.0));
+}
+
 TEST_CASE("layer_norm: [1,2,3,4], [1,3], [11,13], [101,102,103]", "[layer_norm][worked]") {
   auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 4}, {1, 2, 3, 4}));
   CHECK(test::within_half_ulp_f64(y[0], -1.341640786499873818));

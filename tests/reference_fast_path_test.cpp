@@ -17,6 +17,7 @@
 #include "cases/matrix.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/common/precision.hpp"
+#include "checks/budget.hpp"
 #include "ops/common/row_norm.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
@@ -45,8 +46,8 @@ std::int64_t differences(const Problem& p, std::string* first = nullptr) {
   };
   // Condition magnitudes are a first-order bound, computed in binary64 on the fast path:
   // within (m + 16) 2^-52 relative of MPFR's (row_norm.hpp cond_t), m the group size.
-  // (Channel ops: m = (C/G) spatial, bounded by the values per batch element.)
-  const double m = std::max(static_cast<double>(p.x().shape().back()), static_cast<double>(p.x().size() / std::max<std::int64_t>(1, p.x().shape().front())));
+  // m: the op's group size (checks/budget.hpp; (C/G) spatial for the channel ops, d_k for qk_norm).
+  const double m = static_cast<double>(group_size(p));
   auto close_cond = [&](double a, double b) {
     return (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= (m + 16) * 0x1p-52 * std::max(std::fabs(a), std::fabs(b));
   };

@@ -183,7 +183,8 @@ template <class Src, class Dst>
   if (f.rstd) f.rstd->set(r, ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(ri) * s);
 }
 
-/// Rows [r0, r1) with x of dtype XT (f32, bf16 or f16) and y of dtype YT.
+/// Rows [r0, r1): x read through its dtype's source (f32, bf16; f16 widened into a row
+/// buffer), y written through `dst_of_row0` (y's dtype), offset to each row.
 template <class Dst>
 [[gnu::always_inline]] inline void rows_to(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0) {
   const std::int64_t m = f.m;
