@@ -107,7 +107,21 @@ Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affin
   std::normal_distribution<double> n01;
   std::vector<double> v(static_cast<std::size_t>(rows * m));
   for (auto& e : v) e = fill == 0 ? n01(rng) : fill == 1 ? 100.0 + n01(rng) : fill == 2 ? 3.0 : 1e-6 * n01(rng);
-  if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN
+  if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN first
+  if (fill >= 4) {
+    // 4: wide exponents; row 1 holds an inf (of either sign) and row 2 a NaN, both past x_0.
+    // 5: row 0 is +-0 (a constant row), row 1 subnormal binary32 values, row 2 near FLT_MAX.
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const auto r = static_cast<std::int64_t>(i) / m;
+      if (fill == 4) v[i] = std::ldexp(n01(rng), static_cast<int>(i % 41) - 20);
+      else v[i] = r == 0 ? (i % 3 ? 0.0 : -0.0) : r == 1 ? std::ldexp(n01(rng), -140) : 3e38 * std::tanh(n01(rng));
+    }
+    const auto last = [&](std::int64_t r) { return static_cast<std::size_t>(r * m + m - 1); };
+    if (fill == 4 && rows > 2) {
+      v[last(1)] = m % 2 ? -INFINITY : INFINITY;
+      v[last(2)] = NAN;
+    }
+  }
   p.inputs["x"] = Tensor::from_doubles(xt, {rows, m}, v);
   if (affine != Affine::none) {
     std::vector<double> g(static_cast<std::size_t>(m)), b(static_cast<std::size_t>(m));
@@ -140,7 +154,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
       for (DType yt : {xt, DType::f32})
         for (std::int64_t m : {1, 2, 7, 31, 32, 33, 255, 256, 257, 768, 1000, 4097})
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
-            for (int fill : {0, 1, 2, 3}) {
+            for (int fill : {0, 1, 2, 3, 4, 5}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
               const std::int64_t rows = 3;
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
@@ -167,7 +181,22 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                 ++checked;
               }
             }
-  CHECK(checked == 2 * 3 * 2 * 12 * 4 * 3 * 3 - 3 * 2 * 12 * 4 * 3);  // rms_norm has no gamma_beta here
+  CHECK(checked == 2 * 3 * 2 * 12 * 6 * 3 * 3 - 3 * 2 * 12 * 6 * 3);  // rms_norm has no gamma_beta here
+}
+
+TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent", "[cpu][fast]") {
+  int checked = 0;
+  for (int max_up : {100, 60, 1, 0})
+    for (std::uint32_t bits = 0; bits < 0x7f800000u; bits += 0x00100001u) {  // every exponent, several fractions
+      float a;
+      std::memcpy(&a, &bits, 4);
+      for (float v : {a, std::nextafter(a, 0.0f), std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()}) {
+        INFO(v << " max_up " << max_up);
+        REQUIRE(d::row_scale_f32(v, max_up) == d::row_scale(static_cast<double>(v), max_up));
+        ++checked;
+      }
+    }
+  CHECK(checked > 4 * 4 * 2000);
 }
 
 TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits, other problems take the generic path", "[cpu][fast]") {

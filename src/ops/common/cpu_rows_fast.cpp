@@ -8,7 +8,7 @@
 // and thread counts.
 //
 // Passes per row of m values:
-//   1. scan: max |x|, min x, max x (a constant row), any NaN or inf;
+//   1. scan: max |x| (any inf or NaN: a NaN row), whether all values equal x_0 (a constant row);
 //   2. [centre] mu_s = wide_sum(x s) / m, or x_0 s exactly for a constant row;
 //   3. ss = wide_sum((x s - mu_s)^2);
 //   4. y_j = g_j ((x_j s - mu_s) r) + b_j, r = 1 / D_s(ss / m') formed in binary64 and
@@ -44,6 +44,47 @@ namespace {
 constexpr int kWide = 32;
 constexpr std::int64_t kWideBlock = 256;
 
+// GCC's generic vectors (every clone lowers them to its widest registers; the default clone
+// to SSE pairs): the lane reductions below stay in registers (as arrays they went through the
+// stack one scalar at a time, a third of the kernel's time at d = 64).
+typedef float V16 __attribute__((vector_size(64)));
+typedef float V8 __attribute__((vector_size(32)));
+typedef float V4 __attribute__((vector_size(16)));
+typedef std::uint32_t U16 __attribute__((vector_size(64)));
+
+/// Pairwise sum of 32 lanes by levels: acc[l] += acc[l + w] for w = 16, 8, 4, 2, then
+/// acc[0] + acc[1] (the order the file's header documents).
+[[gnu::always_inline]] inline float lanes_sum(const float* acc) {
+  static_assert(kWide == 32);
+  V16 a, b;
+  __builtin_memcpy(&a, acc, sizeof a);
+  __builtin_memcpy(&b, acc + 16, sizeof b);
+  a += b;
+  const V8 c = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+  const V4 d = __builtin_shufflevector(c, c, 0, 1, 2, 3) + __builtin_shufflevector(c, c, 4, 5, 6, 7);
+  return (d[0] + d[2]) + (d[1] + d[3]);
+}
+
+/// Maximum and bitwise or over 32 lanes of unsigned values (order-free).
+[[gnu::always_inline]] inline std::uint32_t lanes_max(const std::uint32_t* v) {
+  U16 a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 16, sizeof b);
+  a = a > b ? a : b;
+  std::uint32_t r = 0;
+  for (int l = 0; l < 16; ++l) r = a[l] > r ? a[l] : r;
+  return r;
+}
+[[gnu::always_inline]] inline std::uint32_t lanes_or(const std::uint32_t* v) {
+  U16 a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 16, sizeof b);
+  a |= b;
+  std::uint32_t r = 0;
+  for (int l = 0; l < 16; ++l) r |= a[l];
+  return r;
+}
+
 /// Sum of g(j) for j in [first, first + m), m <= kWideBlock, over kWide lanes then pairwise.
 template <class G>
 [[gnu::always_inline]] inline float wide_block(std::int64_t first, std::int64_t m, G g) {
@@ -52,13 +93,7 @@ template <class G>
   for (; j + kWide <= m; j += kWide)
     for (int l = 0; l < kWide; ++l) acc[l] += g(first + j + l);
   for (int l = 0; j + l < m; ++l) acc[l] += g(first + j + l);  // the tail: lanes 0.. once more
-  // Pairwise over the lanes, one loop per level (a constant trip count: each vectorizes).
-  static_assert(kWide == 32);
-  for (int l = 0; l < 16; ++l) acc[l] += acc[l + 16];
-  for (int l = 0; l < 8; ++l) acc[l] += acc[l + 8];
-  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
-  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
-  return acc[0] + acc[1];
+  return lanes_sum(acc);
 }
 
 /// Pairwise sum of a[0..n), in place, by levels: adjacent pairs (a[2i] + a[2i+1]), an odd
@@ -115,54 +150,66 @@ struct F16Dst {
 };
 
 /// One row: x's values through src, y's through dst (both indexed 0..m).
+/// Prefetches [p, p + bytes) into the caches, one request per 64-byte line (the row that
+/// follows in memory: its scan then finds it in L1/L2 instead of waiting on memory; issue 15).
+[[gnu::always_inline]] inline void prefetch_lines(const char* p, std::int64_t bytes, bool write) {
+  if (!p) return;
+  if (write)
+    for (std::int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 1, 3);
+  else
+    for (std::int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
+}
+
+/// Ahead: the next row's x and y bytes (null at the last row), prefetched piecewise during
+/// this row's passes 2-4 (a slice per block of kWideBlock values).
+struct Ahead {
+  const char* x = nullptr;
+  char* y = nullptr;
+  std::int64_t xbytes = 0, ybytes = 0;  // per value
+};
+
 template <class Src, class Dst>
-[[gnu::always_inline]] inline void fast_row(const FastRows& f, std::int64_t r, Src x, Dst y, float* blocks) {
+[[gnu::always_inline]] inline void fast_row(const FastRows& f, std::int64_t r, Src x, Dst y, float* blocks, Ahead ahead) {
   const std::int64_t m = f.m;
-  // 1. scan
-  float amax[kWide] = {}, mn[kWide], mx[kWide];
-  int bad[kWide] = {};
-  for (int l = 0; l < kWide; ++l) { mn[l] = std::numeric_limits<float>::infinity(); mx[l] = -mn[l]; }
-  const float big = std::numeric_limits<float>::max();
+  // 1. scan: max |x| and whether every value equals x_0 (a constant row; -0 == +0).
+  // max |x| as the integer order of the magnitudes' bits (the order of the values for
+  // non-negative binary32, and an inf or NaN above every finite value).
+  const float x0 = x(0);
+  std::uint32_t abits[kWide] = {}, diff[kWide] = {};
   std::int64_t j = 0;
+  auto magnitude = [](float v) {
+    std::uint32_t u;
+    __builtin_memcpy(&u, &v, 4);
+    return u & 0x7fffffffu;
+  };
   for (; j + kWide <= m; j += kWide)
     for (int l = 0; l < kWide; ++l) {
-      const float v = x(j + l), a = std::fabs(v);
-      bad[l] |= !(a <= big);
-      amax[l] = a > amax[l] ? a : amax[l];
-      mn[l] = v < mn[l] ? v : mn[l];
-      mx[l] = v > mx[l] ? v : mx[l];
+      const float v = x(j + l);
+      const std::uint32_t a = magnitude(v);
+      abits[l] = a > abits[l] ? a : abits[l];
+      diff[l] |= v != x0;
     }
   for (; j < m; ++j) {
-    const float v = x(j), a = std::fabs(v);
-    bad[0] |= !(a <= big);
-    amax[0] = a > amax[0] ? a : amax[0];
-    mn[0] = v < mn[0] ? v : mn[0];
-    mx[0] = v > mx[0] ? v : mx[0];
+    const float v = x(j);
+    const std::uint32_t a = magnitude(v);
+    abits[0] = a > abits[0] ? a : abits[0];
+    diff[0] |= v != x0;
   }
-  // Lanes combined by halves (constant trip counts: element-wise vector max/min/or; a
-  // running scalar max over 32 lanes cost more than the scan of a 64-value row).
-  for (int w = kWide / 2; w >= 1; w /= 2) {
-#pragma GCC unroll 16
-    for (int l = 0; l < w; ++l) {
-      amax[l] = amax[l + w] > amax[l] ? amax[l + w] : amax[l];
-      mn[l] = mn[l + w] < mn[l] ? mn[l + w] : mn[l];
-      mx[l] = mx[l + w] > mx[l] ? mx[l + w] : mx[l];
-      bad[l] |= bad[l + w];
-    }
-  }
-  const float am = amax[0], lo = mn[0], hi = mx[0];
-  const int b = bad[0];
-  if (b) {
+  const std::uint32_t amb = lanes_max(abits);
+  const bool constant = !lanes_or(diff);
+  auto nan_row = [&] {
     for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
     if (f.mean) f.mean->set(r, NAN);
     if (f.rstd) f.rstd->set(r, NAN);
-    return;
-  }
-  const double s = row_scale(static_cast<double>(am), f.max_up);
+  };
+  if (amb > 0x7f7fffffu) return nan_row();  // an inf or a NaN
+  float am;
+  __builtin_memcpy(&am, &amb, 4);
+  const double s = row_scale_f32(am, f.max_up);
   const float sa = static_cast<float>(s);
   // 2. the mean of the scaled row (a constant row: its value, exactly; row_mean)
   float mu = 0;
-  if (f.center) mu = lo == hi ? x(0) * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }) / static_cast<float>(m);
+  if (f.center) mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }) / static_cast<float>(m);
   // 3. sum of squares of the centred, scaled row
   const float ss = wide_sum(m, blocks, [&](std::int64_t k) {
     const float d = x(k) * sa - mu;
@@ -173,12 +220,19 @@ template <class Src, class Dst>
   // 4. normalize, affine, one rounding to y's dtype
   const float* g = f.gamma;
   const float* bt = f.beta;
-  if (bt)
-    for (std::int64_t k = 0; k < m; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
-  else if (g)
-    for (std::int64_t k = 0; k < m; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
-  else
-    for (std::int64_t k = 0; k < m; ++k) y(k, (x(k) * sa - mu) * ri);
+  for (std::int64_t k0 = 0; k0 < m; k0 += kWideBlock) {
+    const std::int64_t k1 = k0 + kWideBlock < m ? k0 + kWideBlock : m;
+    if (ahead.x) {
+      prefetch_lines(ahead.x + k0 * ahead.xbytes, (k1 - k0) * ahead.xbytes, false);
+      prefetch_lines(ahead.y + k0 * ahead.ybytes, (k1 - k0) * ahead.ybytes, true);
+    }
+    if (bt)
+      for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
+    else if (g)
+      for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
+    else
+      for (std::int64_t k = k0; k < k1; ++k) y(k, (x(k) * sa - mu) * ri);
+  }
   if (f.mean) f.mean->set(r, static_cast<double>(mu) / s);
   if (f.rstd) f.rstd->set(r, ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(ri) * s);
 }
@@ -190,16 +244,19 @@ template <class Dst>
   const std::int64_t m = f.m;
   std::vector<float> blocks(static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1));
   std::vector<float> row(f.x->dtype() == DType::f16 ? static_cast<std::size_t>(m) : 0);
+  const std::int64_t xb = static_cast<std::int64_t>(f.x->nbytes() / static_cast<std::size_t>(f.x->size())), yb = static_cast<std::int64_t>(sizeof(*dst_of_row0.p));
   for (std::int64_t r = r0; r < r1; ++r) {
     Dst y = dst_of_row0;
     y.p += r * m;
+    Ahead ahead;
+    if (r + 1 < r1) ahead = {static_cast<const char*>(f.x->data()) + (r + 1) * m * xb, reinterpret_cast<char*>(y.p + m), xb, yb};
     switch (f.x->dtype()) {
-      case DType::f32: fast_row(f, r, F32Src{f.x->as<float>() + r * m}, y, blocks.data()); break;
-      case DType::bf16: fast_row(f, r, Bf16Src{f.x->as<std::uint16_t>() + r * m}, y, blocks.data()); break;
+      case DType::f32: fast_row(f, r, F32Src{f.x->as<float>() + r * m}, y, blocks.data(), ahead); break;
+      case DType::bf16: fast_row(f, r, Bf16Src{f.x->as<std::uint16_t>() + r * m}, y, blocks.data(), ahead); break;
       default: {  // f16: widened once into a row buffer (cheaper than widening in each pass)
         const F16Src src{f.x->as<std::uint16_t>() + r * m};
         for (std::int64_t k = 0; k < m; ++k) row[static_cast<std::size_t>(k)] = src(k);
-        fast_row(f, r, F32Src{row.data()}, y, blocks.data());
+        fast_row(f, r, F32Src{row.data()}, y, blocks.data(), ahead);
       }
     }
   }
@@ -219,7 +276,7 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   const RowLayout l = row_layout(p);
   // x must be the dense row-major [rows, m] the layout describes (a case's views are
   // materialized by the harness before a built-in kernel runs; this only guards the assumption).
-  if (l.rows * l.m != x.size() || y.size() != x.size()) return false;
+  if (l.m == 0 || l.rows * l.m != x.size() || y.size() != x.size()) return false;
   const AffineParams<float> aff(p);
   FastRows f;
   f.x = &x;
