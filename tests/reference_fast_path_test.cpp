@@ -137,7 +137,7 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
   CHECK(checked == 20000);
 }
 
-TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizing, group/instance norm and l2/scale, ada and qk norm case, bit for bit", "[reference][fastpath]") {
+TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizing, group/instance/batch norm and l2/scale, ada and qk norm case, bit for bit", "[reference][fastpath]") {
   // The case files and the coverage matrix's quick tier (its regimes: huge values whose
   // squares overflow, tiny, subnormal, mixed, constant, zeros, non-finite), and its full tier
   // with NORMCHECK_EQUIV_FULL=1.
@@ -153,7 +153,7 @@ TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizin
       const std::string op(p.op.name());
       const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant") ||
                            op == "group_norm" || op == "instance_norm" || op == "l2_normalize" || op == "scale_norm" ||
-                           op.starts_with("ada_") || op == "qk_norm";
+                           op.starts_with("ada_") || op == "qk_norm" || op == "batch_norm";
       if (!fast_op || p.conv.direction != Direction::forward) continue;
       std::string first;
       INFO(file << " case " << cs.name);

@@ -93,8 +93,8 @@ std::int64_t group_size(const Problem& p) {
 }
 
 template <class T>
-ExactOutputs eval(const Problem& p) {
-  return p.conv.direction == Direction::backward ? reference::batch_norm_backward<T>(p) : reference::batch_norm<T>(p);
+ExactOutputs eval(const Problem& p, bool fast) {
+  return p.conv.direction == Direction::backward ? reference::batch_norm_backward<T>(p) : reference::batch_norm<T>(p, fast);
 }
 
 const ConventionKey kMomentum{
@@ -181,9 +181,9 @@ extern const OpDef batch_norm_def{
     .param_reduction = channels::param_reduction,
     .reference = [](const ValidProblem& vp) {
       const Problem& p = *vp;
-      return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+      return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
     },
-    .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp); },
+    .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp, false); },
     .cpu = [](const ValidProblem& p, Outputs& o) {
       if (p->conv.direction == Direction::backward) kernels::cpu::batch_norm_backward(*p, o);
       else kernels::cpu::batch_norm_forward(*p, o);

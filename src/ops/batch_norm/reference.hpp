@@ -25,15 +25,22 @@
 //     first-order propagation of every step's perturbations to the final state.
 #pragma once
 
+#include "ops/common/ball.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "spec/layout.hpp"
 
 namespace normcheck::reference {
 
+/// batch_norm forward in T; with `guarded`, an Uncertain thrown inside the parallel channel
+/// loop (a DDBall that cannot decide) is caught there (it may not leave an OpenMP region) and
+/// rethrown once the loop is done. Condition magnitudes in cond_t<T> (a bound: binary64
+/// midpoints for DDBall, as normalize_group's; T itself for MPFR and double).
 template <class T>
-ExactOutputs batch_norm(const Problem& p) {
+ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
   using std::abs; using std::isfinite;
+  using C = cond_t<T>;
+  bool uncertain = false;
   const Convention& c = p.conv;
   const ChannelLayout l = channel_layout(p);
   const std::int64_t m = l.n * l.spatial;
@@ -64,6 +71,11 @@ ExactOutputs batch_norm(const Problem& p) {
     }
 #pragma omp parallel for schedule(dynamic, 1) if (m * l.c > detail::kParallelMin)
     for (std::int64_t ch = 0; ch < l.c; ++ch) {
+     try {
+      bool stop;
+#pragma omp atomic read
+      stop = uncertain;
+      if (stop) continue;  // another channel could not decide: the whole problem reruns in T
       if (!batch_stats) {
         const T D = denominator(rv[ch], c), k = denominator_sensitivity(rv[ch], D, c);
         const T g = abs(affine_gain(c, gamma.data(), ch));
@@ -72,8 +84,8 @@ ExactOutputs batch_norm(const Problem& p) {
             const std::int64_t e = at(s, i, ch, j);
             const T xv(x.get(e));
             const T n = (xv - rm[ch]) / D;
-            T ce = g / D * (abs(xv) + abs(rm[ch])) + (T(1) + k) * g * abs(n);
-            if (c.affine == Affine::gamma_beta) ce += abs(beta[ch]);
+            C ce = C(cond_of(g)) / C(cond_of(D)) * (C(abs(cond_of(xv))) + C(abs(cond_of(rm[ch])))) + (C(1) + C(cond_of(k))) * C(cond_of(g)) * C(abs(cond_of(n)));
+            if (c.affine == Affine::gamma_beta) ce += C(abs(cond_of(beta[ch])));
             detail::put(y, e, apply_affine(n, c, gamma.data(), beta.data(), ch), static_cast<double>(ce));
           }
         continue;
@@ -106,11 +118,20 @@ ExactOutputs batch_norm(const Problem& p) {
       for (auto& v : xg) { ss += (v - mu) * (v - mu); sxm += abs((v - mu) * v); }
       const T q = T(c.running_variance == Variance::unbiased ? m - 1 : m);
       const T vu = ss / q;
-      crm[ch] = static_cast<double>(abs(T(1) - a) * T(crm[ch]) + a * sabs / T(m) + a * abs(rm[ch]));
-      crv[ch] = static_cast<double>(abs(T(1) - a) * T(crv[ch]) + a * T(2) * sxm / q + a * abs(rv[ch]) + a * vu);
+      {
+        const C ca = C(cond_of(a)), c1a = C(abs(cond_of(T(1) - a)));
+        crm[ch] = static_cast<double>(c1a * C(crm[ch]) + ca * C(cond_of(sabs)) / C(m) + ca * C(abs(cond_of(rm[ch]))));
+        crv[ch] = static_cast<double>(c1a * C(crv[ch]) + ca * C(2) * C(cond_of(sxm)) / C(cond_of(q)) + ca * C(abs(cond_of(rv[ch]))) + ca * C(cond_of(vu)));
+      }
       rm[ch] = (T(1) - a) * rm[ch] + a * mu;
       rv[ch] = (T(1) - a) * rv[ch] + a * vu;
+     } catch (const Uncertain&) {
+      if (!guarded) throw;
+#pragma omp atomic write
+      uncertain = true;
+     }
     }
+    if (uncertain) throw Uncertain();
   }
   ExactOutputs o;
   o.emplace("y", std::move(y));
@@ -128,6 +149,26 @@ ExactOutputs batch_norm(const Problem& p) {
     o.emplace("rstd", std::move(srstd));
   }
   return o;
+}
+
+/// batch_norm forward in T; with `fast`, the whole problem first in double-double with
+/// certified radii (the running statistics chain the channels' steps, so the problem is one
+/// unit, as qk_norm's), and in T when any value cannot be decided (bit-identical to T's
+/// result either way; counted as channels x steps).
+template <class T>
+ExactOutputs batch_norm(const Problem& p, bool fast = false) {
+  const ChannelLayout l = channel_layout(p);
+  const auto units = static_cast<std::uint64_t>(l.c * l.steps);
+  if (fast) {
+    try {
+      ExactOutputs o = batch_norm_in<DDBall>(p, true);
+      add_fast_path_counts(units, 0);
+      return o;
+    } catch (const Uncertain&) {
+      add_fast_path_counts(0, units);
+    }
+  }
+  return batch_norm_in<T>(p, false);
 }
 
 }  // namespace normcheck::reference
