@@ -137,7 +137,55 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
   CHECK(checked == 20000);
 }
 
-TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizing, group/instance/batch norm and l2/scale, ada and qk norm case, bit for bit", "[reference][fastpath]") {
+TEST_CASE("ddball: exp, expm1, tanh and cosh balls hold the exact values", "[reference][fastpath]") {
+  // Against MPFR at 256 bits on the same midpoints (and on a random member of a ball with a
+  // radius): z over [-600, 600] at every scale, tiny and near-zero z (expm1's series),
+  // multiples of ln2 (the reduction's k changes there).
+  using M = reference::detail::mp256;
+  std::mt19937_64 g(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<int> e(-40, 9);
+  int checked = 0, uncertain = 0;
+  auto inside = [](const DDBall& z, const M& exact) { return abs(M(z.hi()) + M(z.lo()) - exact) <= M(z.radius()); };
+  for (int i = 0; i < 20000; ++i) {
+    double zv = i % 5 == 0 ? std::nearbyint(u(g) * 800) * 0.6931471805599453 : std::ldexp(u(g), e(g));
+    zv = std::max(-600.0, std::min(600.0, zv));
+    const DDBall z(zv);
+    const M zm(zv);
+    auto check = [&](auto f, auto exact_f, const DDBall& arg, const M& exact_arg) {
+      try {
+        const DDBall v = f(arg);  // may throw Uncertain (then MPFR decides: not an error)
+        CHECK(inside(v, exact_f(exact_arg)));
+        ++checked;
+      } catch (const Uncertain&) {
+        if (std::fabs(zv) < 290) ++uncertain;  // tanh beyond: expm1(2z) leaves the range (MPFR's)
+      }
+    };
+    namespace bm = boost::multiprecision;
+    check([](const DDBall& v) { return exp(v); }, [](const M& v) { return M(bm::exp(v)); }, z, zm);
+    check([](const DDBall& v) { return expm1(v); }, [](const M& v) { return M(bm::expm1(v)); }, z, zm);
+    check([](const DDBall& v) { return tanh(v); }, [](const M& v) { return M(bm::tanh(v)); }, z, zm);
+    check([](const DDBall& v) { return cosh(v); }, [](const M& v) { return M(bm::cosh(v)); }, z, zm);
+    // A ball with a radius: the exact function of a member lies in the result's ball.
+    const DDBall zb = DDBall(zv) * (DDBall(1.0) / DDBall(3.0)) * DDBall(3.0);
+    const M member = M(zb.hi()) + M(zb.lo()) + M(zb.radius()) * M(u(g));
+    check([](const DDBall& v) { return exp(v); }, [](const M& v) { return M(bm::exp(v)); }, zb, member);
+    check([](const DDBall& v) { return tanh(v); }, [](const M& v) { return M(bm::tanh(v)); }, zb, member);
+  }
+  INFO(uncertain << " undecided in range");
+  CHECK(uncertain == 0);
+  CHECK(checked > 110000);
+  // Exact and special arguments.
+  CHECK(static_cast<double>(exp(DDBall(0.0))) == 1.0);
+  CHECK(static_cast<double>(tanh(DDBall(-0.0))) == 0.0);
+  CHECK(std::signbit(static_cast<double>(tanh(DDBall(-0.0)))));
+  CHECK(static_cast<double>(tanh(DDBall(INFINITY))) == 1.0);
+  CHECK(static_cast<double>(tanh(DDBall(-INFINITY))) == -1.0);
+  CHECK(static_cast<double>(exp(DDBall(1.0))) == std::exp(1.0));  // glibc's exp is correctly rounded at 1
+  CHECK_THROWS_AS(exp(DDBall(700.0)), Uncertain);
+}
+
+TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizing, group/instance/batch norm, l2/scale, ada, qk norm and dyt case, bit for bit", "[reference][fastpath]") {
   // The case files and the coverage matrix's quick tier (its regimes: huge values whose
   // squares overflow, tiny, subnormal, mixed, constant, zeros, non-finite), and its full tier
   // with NORMCHECK_EQUIV_FULL=1.
@@ -153,7 +201,7 @@ TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizin
       const std::string op(p.op.name());
       const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant") ||
                            op == "group_norm" || op == "instance_norm" || op == "l2_normalize" || op == "scale_norm" ||
-                           op.starts_with("ada_") || op == "qk_norm" || op == "batch_norm";
+                           op.starts_with("ada_") || op == "qk_norm" || op == "batch_norm" || op == "dyt";
       if (!fast_op || p.conv.direction != Direction::forward) continue;
       std::string first;
       INFO(file << " case " << cs.name);

@@ -46,6 +46,7 @@
 #error "the double-double reference needs IEEE arithmetic: do not build it with -ffast-math"
 #endif
 
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -150,6 +151,8 @@ class DDBall {
   friend bool operator>=(const DDBall& a, const DDBall& b) { return sign_of(a - b) >= 0 && !unordered(a, b); }
 
   friend DDBall sqrt(const DDBall& a);
+  friend DDBall exp(const DDBall& z);
+  friend DDBall expm1(const DDBall& z);
   friend bool row_moments(const DDBall* x, std::int64_t m, bool center, std::int64_t dof, DDBall& mu, DDBall& v, DDBall* d);
   friend DDBall abs(const DDBall& a) {
     if (std::signbit(a.h_) || (a.h_ == 0 && a.r_ > 0)) return a.h_ == 0 ? DDBall(0.0, 0.0, a.r_) : -a;
@@ -305,6 +308,94 @@ inline DDBall sqrt(const DDBall& a) {
   return DDBall::result(zh, zl, err + prop);
 }
 
+
+/// exp and expm1 of a ball (for tanh and cosh: dyt's reference). The evaluation, each step
+/// a DDBall operation (so every rounding and the operands' radii are carried by the operations'
+/// own bounds), plus the two errors that are not roundings, added to the radius:
+///   reduction   z = k ln2 + r, k = nearest integer to z_mid / ln2 (|k| <= 1300), r = z - k L,
+///               L = ln2's double-double (0x1.62e42fefa39efp-1 + 0x1.abc9e3b39803fp-56, within
+///               5.8e-34 of ln2: CRlibm's triple-double log2 constant's third term) as a ball
+///               of radius 2^-109, so r's ball holds z - k ln2; |r| <= 0.35 (+ z's radius);
+///   scaling     w = r / 16 (exact: a power of two), exp(r) = exp(w)^16 by four squarings;
+///   series      exp(w) = sum_{n <= 15} w^n / n! by Horner (1/n! as balls), with the remainder
+///               |sum_{n > 15} w^n / n!| <= |w|^16 / 16! * 2 for |w| <= 1/32 (the tail's
+///               ratio test: each term at most 1/17 of the one before), added to the radius;
+///   expm1       for |z_mid| < 1/2: the series without its 1 (w = z, 24 terms, remainder
+///               |w|^25 / 25! * 2), no cancellation; otherwise exp(z) - 1.
+/// Throws Uncertain outside |z| <= 600 (2^865: results stay in the range of the bounds) and
+/// where z's radius exceeds 2^-20 (a ball that wide decides nothing downstream).
+/// 1/n! for n <= 25 as balls (1/n = 1 / n, then products: each a DDBall operation, so the
+/// radii hold the exact values), computed once.
+inline const DDBall& inv_factorial(int n) {
+  static const std::array<DDBall, 26> table = [] {
+    std::array<DDBall, 26> t{};
+    t[0] = DDBall(1.0);
+    for (int k = 1; k < 26; ++k) t[static_cast<std::size_t>(k)] = t[static_cast<std::size_t>(k - 1)] / DDBall(k);
+    return t;
+  }();
+  return table[static_cast<std::size_t>(n)];
+}
+
+inline DDBall exp(const DDBall& z) {
+  if (std::isnan(z.h_)) return z;
+  if (z.exact_zero()) return DDBall(1.0);
+  if (!(std::fabs(z.h_) <= 600) || !(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
+  const double k = std::nearbyint(z.h_ * 1.4426950408889634);
+  const DDBall L(0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56, 0x1p-109);
+  const DDBall r = k == 0 ? z : z - DDBall(k) * L;
+  if (!(std::fabs(r.h_) <= 0.4)) throw Uncertain{__LINE__};
+  const DDBall w = r * DDBall(0.0625);
+  // Horner on the coefficients 1/n! (balls: inv_factorial).
+  DDBall p = inv_factorial(15);
+  for (int n = 14; n >= 0; --n) p = p * w + inv_factorial(n);
+  const double aw = std::fabs(w.h_) * (1 + 0x1p-52) + w.r_;
+  double tail = 2;  // 2 |w|^16 / 16!
+  for (int n = 1; n <= 16; ++n) tail = tail * aw / n;
+  p = DDBall(p.h_, p.l_, (p.r_ + tail * DDBall::kUp) * DDBall::kUp);
+  for (int i = 0; i < 4; ++i) p = p * p;
+  // times 2^k: exact scaling of the midpoint and the radius (within range, else Uncertain)
+  const int ki = static_cast<int>(k);
+  return DDBall::result(std::ldexp(p.h_, ki), std::ldexp(p.l_, ki), std::ldexp(p.r_, ki));
+}
+
+inline DDBall expm1(const DDBall& z) {
+  if (std::isnan(z.h_)) return z;
+  if (z.exact_zero()) return z;  // expm1(+-0) = +-0
+  if (!(std::fabs(z.h_) < 0.5)) return exp(z) - DDBall(1.0);
+  if (!(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
+  // w (1 + w (1/2! + w (1/3! + ... + w / 25!))), Horner on the balls 1/n!.
+  DDBall p = inv_factorial(25);
+  for (int n = 24; n >= 1; --n) p = p * z + inv_factorial(n);
+  p = z * p;
+  const double aw = std::fabs(z.h_) * (1 + 0x1p-52) + z.r_;
+  double tail = 2;  // 2 |w|^25 / 25!
+  for (int n = 1; n <= 25; ++n) tail = tail * aw / n;
+  return DDBall::result(p.h_, p.l_, p.r_ + tail * DDBall::kUp);
+}
+
+/// tanh(z) = expm1(2z) / (expm1(2z) + 2) for |z| <= 1, sign(z) (1 - e^(-2|z|)) / (1 + e^(-2|z|))
+/// beyond; cosh(z) = (e^z + e^-z) / 2, by the operations above (each carries its own bound;
+/// the identities are exact).
+inline DDBall tanh(const DDBall& z) {
+  if (std::isnan(z.hi()) || z.exact_zero()) return z;
+  if (std::isinf(z.hi())) return DDBall(z.hi() > 0 ? 1.0 : -1.0);
+  if (std::fabs(z.hi()) <= 1) {
+    const DDBall e = expm1(DDBall(2.0) * z);
+    return e / (e + DDBall(2.0));
+  }
+  // |z| > 1: tanh |z| = (1 - E) / (1 + E), E = e^(-2|z|) <= e^-2 (no overflow in the radii, no
+  // cancellation); z's sign is certain (exp refuses a radius over 2^-20).
+  const DDBall E = exp(DDBall(-2.0) * abs(z));
+  const DDBall t = (DDBall(1.0) - E) / (DDBall(1.0) + E);
+  return z.hi() < 0 ? -t : t;
+}
+inline DDBall cosh(const DDBall& z) {
+  if (std::isnan(z.hi())) return z;
+  if (std::isinf(z.hi())) return DDBall(INFINITY);
+  if (z.exact_zero()) return DDBall(1.0);
+  const DDBall e = exp(z);
+  return (e + DDBall(1.0) / e) * DDBall(0.5);
+}
 
 /// The moments of a group of m exact doubles for normalize_group (row_norm.hpp row_moments):
 /// mu = (1/m) sum x (0 unless center), d_j = x_j - mu, v = (1/dof) sum d_j^2, as balls that

@@ -37,7 +37,7 @@ std::map<std::string, Shape> backward_outputs(const Problem& p) {
 }
 
 template <class T>
-ExactOutputs eval(const Problem& p) { return reference::dyt<T>(p); }
+ExactOutputs eval(const Problem& p, bool fast) { return reference::dyt<T>(p, fast); }
 
 // ---- mutants: faults of real tanh-based kernels --------------------------------------------
 
@@ -126,9 +126,9 @@ extern const OpDef dyt_def{
     .param_reduction = [](const Problem& p) { return p.x().size(); },  // dalpha sums every element
     .reference = [](const ValidProblem& vp) {
       const Problem& p = *vp;
-      return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p); });
+      return reference::detail::at_working_precision(p, [&](auto t) { return eval<typename decltype(t)::type>(p, reference::fast_path_enabled()); });
     },
-    .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp); },
+    .reference_double = [](const ValidProblem& vp) { return eval<double>(*vp, false); },
     .cpu = dyt::cpu,
     .mutants = {kAlphaIgnored, kTanhByExp, kSechFromTanh},
     .sample = sample,

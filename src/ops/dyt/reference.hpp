@@ -19,47 +19,85 @@
 
 #include <cmath>
 
+#include "ops/common/ball.hpp"
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
+#include "ops/common/row_norm.hpp"
 #include "spec/layout.hpp"
 
 namespace normcheck::reference {
 
+namespace detail {
+
+/// t = tanh z, s = sech^2 z = 1 / cosh^2 z and s |z| of one z (their limits for an infinite z).
+template <class U>
+struct DytTerms {
+  U t, s, sz;
+};
+template <class U>
+DytTerms<U> dyt_terms(const U& z) {
+  using std::abs; using std::cosh; using std::isinf; using std::tanh;
+  const U t = tanh(z);
+  if (isinf(z)) return {t, U(0), U(0)};
+  const U ch = cosh(z);
+  const U s = U(1) / (ch * ch);
+  return {t, s, s * abs(z)};
+}
+
+/// The same terms in double-double balls from one expm1 (ball.hpp), for the certified path:
+/// with a = |z| and em = e^(-2a) - 1 (no cancellation for small a), t = sign(z) (-em) / (2 + em)
+/// = tanh z and s = 4 (1 + em) / (2 + em)^2 = sech^2 z (exact identities; no overflow for any
+/// a, where cosh^2 z leaves the range at a ~ 311). Zero, infinite and NaN z as the template.
+inline DytTerms<DDBall> dyt_terms(const DDBall& z) {
+  if (isnan(z)) return {z, z, z};
+  if (isinf(z)) return {DDBall(z.hi() > 0 ? 1.0 : -1.0), DDBall(0.0), DDBall(0.0)};
+  if (z.exact_zero()) return {z, DDBall(1.0), DDBall(0.0)};  // tanh(+-0) = +-0, sech^2 0 = 1
+  const DDBall a = abs(z);
+  const DDBall em = expm1(DDBall(-2.0) * a), d = DDBall(2.0) + em;
+  const DDBall t = -em / d;
+  const DDBall s = DDBall(4.0) * (DDBall(1.0) + em) / (d * d);
+  return {z.hi() < 0 ? -t : t, s, s * a};
+}
+
+}  // namespace detail
+
+/// dyt in T; with `fast`, the forward's elements first in double-double with certified radii
+/// (ball.hpp's exp, expm1, tanh, cosh), in chunks of 256, and in T for a chunk where any
+/// value cannot be decided (ops/common/certified_rows.hpp: bit-identical to T's result).
+/// The backward (sums over rows) stays in T.
 template <class T>
-ExactOutputs dyt(const Problem& p) {
+ExactOutputs dyt(const Problem& p, bool fast = false) {
   using std::abs;
-  using std::cosh;
-  using std::tanh;
   const Tensor& x = p.x();
   const std::int64_t n = x.size(), m = numel(p.conv.normalized_shape);
   const T a(p.inputs.at("alpha").get(0));
   const auto g = detail::load_all<T>(p.input("gamma"));
   const auto b = detail::load_all<T>(p.input("beta"));
   const auto gain = [&](std::int64_t j) { return g.empty() ? T(1) : g[static_cast<std::size_t>(j)]; };
-  // t, s and s |z| of element i (the limits for an infinite z).
-  struct Tz {
-    T t, s, sz;
-  };
-  const auto at = [&](std::int64_t i) {
-    const T z = a * T(x.get(i));
-    const T t = tanh(z);
-    if (!std::isfinite(static_cast<double>(z)) && !std::isnan(static_cast<double>(z))) return Tz{t, T(0), T(0)};
-    const T ch = cosh(z);
-    const T s = T(1) / (ch * ch);
-    return Tz{t, s, s * abs(z)};
-  };
+  const auto at = [&](std::int64_t i) { return detail::dyt_terms(a * T(x.get(i))); };
   ExactOutputs out;
   if (p.conv.direction == Direction::forward) {
     ExactOutput y = detail::make_output(p.out_dtype, x.shape());
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t j = i % m;
-      const Tz e = at(i);
-      const T gj = gain(j), bj = b.empty() ? T(0) : b[static_cast<std::size_t>(j)];
-      // |g t| also without gamma (g = 1): it bounds the kernel's rounding of tanh itself
-      // (u |t|), as normalize_group's |g n| does; without it a tanh correct to 1 ULP failed
-      // near saturation, where s |z| -> 0 (found by a false-pass hunt's side check).
-      const T c = 2 * abs(gj) * e.sz + abs(gj * e.t) + abs(bj);
-      detail::put(y, i, gj * e.t + bj, static_cast<double>(c));
-    }
+    // gamma, beta and alpha as their exact binary64 values (every input dtype's values are).
+    const std::vector<double> gd = detail::load_all<double>(p.input("gamma")), bd = detail::load_all<double>(p.input("beta"));
+    const double ad = p.inputs.at("alpha").get(0);
+    constexpr std::int64_t kChunk = 256;
+    auto chunk = [&](std::int64_t c, auto tag) {
+      using U = typename decltype(tag)::type;
+      using C = cond_t<U>;
+      const U au(ad);
+      for (std::int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+        const std::int64_t j = i % m;
+        const detail::DytTerms<U> e = detail::dyt_terms(au * U(x.get(i)));
+        const U gj = gd.empty() ? U(1) : U(gd[static_cast<std::size_t>(j)]), bj = bd.empty() ? U(0) : U(bd[static_cast<std::size_t>(j)]);
+        // |g t| also without gamma (g = 1): it bounds the kernel's rounding of tanh itself
+        // (u |t|), as normalize_group's |g n| does; without it a tanh correct to 1 ULP failed
+        // near saturation, where s |z| -> 0 (found by a false-pass hunt's side check).
+        const C cy = C(2) * C(abs(cond_of(gj))) * C(cond_of(e.sz)) + C(abs(cond_of(U(gj * e.t)))) + C(abs(cond_of(bj)));
+        detail::put(y, i, gj * e.t + bj, static_cast<double>(cy));
+      }
+    };
+    detail::certified_rows<T>((n + kChunk - 1) / kChunk, fast, n > detail::kParallelMin, chunk);
     out.emplace("y", std::move(y));
     return out;
   }
@@ -69,7 +107,7 @@ ExactOutputs dyt(const Problem& p) {
   std::vector<T> dg(static_cast<std::size_t>(m), T(0)), cdg(dg), db(dg), cdb(dg);
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t j = i % m;
-    const Tz e = at(i);
+    const detail::DytTerms<T> e = at(i);
     const T d(dy.get(i)), gj = gain(j), xi(x.get(i));
     const T v = d * gj * a * e.s;
     detail::put(dx, i, v, static_cast<double>(3 * abs(v) + 4 * abs(d * gj) * abs(a) * e.sz * abs(e.t)));
