@@ -22,9 +22,14 @@
 // (checks/budget.cpp) counts sqrt(m), which both are below. The 32 independent lanes are
 // what lets the adds pipeline (8 lanes left the loop waiting on one register's latency).
 #include <omp.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define NC_F16C 1
+#endif
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -122,6 +127,65 @@ template <class G>
   return pairwise(blocks, nb);
 }
 
+// binary16 rows <-> binary32 rows: the F16C instructions where the CPU has them (exact for
+// every value; RNE with subnormals and overflow to inf, as float_to_half_bits; a NaN stays a
+// NaN, its payload kept where the software conversion writes 0x7e00), else core/dtype.hpp's
+// conversions. Chosen once per process (functions with their own target, not clones: the
+// intrinsics need the ISA in the function that holds them).
+#ifdef NC_F16C
+// GCC 12 warns inside its own avx512fintrin.h (_mm512_undefined_ps as the unused merge
+// source of a conversion: GCC bug 105593), not about this code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f,f16c"))) void half_to_float_avx512(const std::uint16_t* s, float* d, std::int64_t n) {
+  std::int64_t k = 0;
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(d + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k))));
+  for (; k < n; ++k) d[k] = normcheck::detail::half_bits_to_float(s[k]);
+}
+__attribute__((target("avx512f,f16c"))) void float_to_half_avx512(const float* s, std::uint16_t* d, std::int64_t n) {
+  std::int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), _mm512_cvtps_ph(_mm512_loadu_ps(s + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
+}
+__attribute__((target("avx,f16c"))) void half_to_float_f16c(const std::uint16_t* s, float* d, std::int64_t n) {
+  std::int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(d + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k))));
+  for (; k < n; ++k) d[k] = normcheck::detail::half_bits_to_float(s[k]);
+}
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* s, std::uint16_t* d, std::int64_t n) {
+  std::int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k), _mm256_cvtps_ph(_mm256_loadu_ps(s + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
+}
+#pragma GCC diagnostic pop
+#endif
+void half_to_float_soft(const std::uint16_t* s, float* d, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::half_bits_to_float(s[k]);
+}
+void float_to_half_soft(const float* s, std::uint16_t* d, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
+}
+
+struct HalfConverters {
+  void (*widen)(const std::uint16_t*, float*, std::int64_t);
+  void (*narrow)(const float*, std::uint16_t*, std::int64_t);
+};
+const HalfConverters& half_converters() {
+  static const HalfConverters c = [] {
+#ifdef NC_F16C
+    __builtin_cpu_init();
+    if (std::getenv("NORMCHECK_NO_F16C") == nullptr) {  // the software path on demand (its test)
+      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return HalfConverters{half_to_float_avx512, float_to_half_avx512};
+      if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return HalfConverters{half_to_float_f16c, float_to_half_f16c};
+    }
+#endif
+    return HalfConverters{half_to_float_soft, float_to_half_soft};
+  }();
+  return c;
+}
+
 struct F32Src {
   const float* p;
   float operator()(std::int64_t j) const { return p[j]; }
@@ -131,22 +195,20 @@ struct Bf16Src {
   float operator()(std::int64_t j) const { return normcheck::detail::bf16_bits_to_float(p[j]); }
 };
 struct F32Dst {
+  static constexpr bool buffered = false;
   float* p;
   void operator()(std::int64_t j, float v) const { p[j] = v; }
 };
 struct Bf16Dst {
+  static constexpr bool buffered = false;
   std::uint16_t* p;
   void operator()(std::int64_t j, float v) const { p[j] = normcheck::detail::float_to_bf16_bits(v); }
 };
-// f16: core/dtype.hpp's branchless conversions (integer operations and selects: they
-// vectorize in every clone).
-struct F16Src {
-  const std::uint16_t* p;
-  float operator()(std::int64_t j) const { return normcheck::detail::half_bits_to_float(p[j]); }
-};
+/// f16 y: pass 4 writes a block of binary32 values into `tmp`, then narrows it at once.
 struct F16Dst {
   std::uint16_t* p;
-  void operator()(std::int64_t j, float v) const { p[j] = normcheck::detail::float_to_half_bits(v); }
+  float* tmp = nullptr;  // kWideBlock floats
+  static constexpr bool buffered = true;
 };
 
 /// One row: x's values through src, y's through dst (both indexed 0..m).
@@ -232,7 +294,10 @@ template <class Src, class Dst>
 [[gnu::always_inline]] inline void row_write(const FastRows& f, std::int64_t r, Src x, Dst y, const RowStats& st, Ahead ahead) {
   const std::int64_t m = f.m;
   if (st.bad) {
-    for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
+    if constexpr (Dst::buffered)
+      for (std::int64_t k = 0; k < m; ++k) y.p[k] = normcheck::detail::float_to_half_bits(std::numeric_limits<float>::quiet_NaN());
+    else
+      for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
     if (f.mean) f.mean->set(r, NAN);
     if (f.rstd) f.rstd->set(r, NAN);
     return;
@@ -246,12 +311,23 @@ template <class Src, class Dst>
       prefetch_lines(ahead.x + k0 * ahead.xbytes, (k1 - k0) * ahead.xbytes, false);
       prefetch_lines(ahead.y + k0 * ahead.ybytes, (k1 - k0) * ahead.ybytes, true);
     }
-    if (bt)
-      for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
-    else if (g)
-      for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
-    else
-      for (std::int64_t k = k0; k < k1; ++k) y(k, (x(k) * sa - mu) * ri);
+    if constexpr (Dst::buffered) {
+      float* t = y.tmp - k0;
+      if (bt)
+        for (std::int64_t k = k0; k < k1; ++k) t[k] = g[k] * ((x(k) * sa - mu) * ri) + bt[k];
+      else if (g)
+        for (std::int64_t k = k0; k < k1; ++k) t[k] = g[k] * ((x(k) * sa - mu) * ri);
+      else
+        for (std::int64_t k = k0; k < k1; ++k) t[k] = (x(k) * sa - mu) * ri;
+      half_converters().narrow(y.tmp, y.p + k0, k1 - k0);
+    } else {
+      if (bt)
+        for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
+      else if (g)
+        for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
+      else
+        for (std::int64_t k = k0; k < k1; ++k) y(k, (x(k) * sa - mu) * ri);
+    }
   }
   if (f.mean) f.mean->set(r, static_cast<double>(mu) / st.s);
   if (f.rstd) f.rstd->set(r, st.ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(ri) * st.s);
@@ -310,8 +386,7 @@ template <class Dst>
       break;
     default:  // f16: widened once into a row buffer (cheaper than widening in each pass)
       rows_with(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-        const F16Src h{f.x->as<std::uint16_t>() + r * m};
-        for (std::int64_t k = 0; k < m; ++k) buf[k] = h(k);
+        half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
         return F32Src{buf};
       }, 2);
   }
@@ -319,7 +394,10 @@ template <class Dst>
 
 NC_CLONES void rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, F32Dst{f.y->as<float>()}); }
 NC_CLONES void rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, F16Dst{f.y->as<std::uint16_t>()}); }
+NC_CLONES void rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+  float tmp[kWideBlock];
+  rows_to(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
+}
 
 bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
