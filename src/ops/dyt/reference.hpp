@@ -3,7 +3,9 @@
 // (input [1]) and gamma, beta per element of normalized_shape (the trailing dims of x).
 //
 // Reference, a plain loop in T (MPFR at the working precision: tanh is mpfr_tanh, correctly
-// rounded there; double for quick checks), rounded once per output. With z = alpha x,
+// rounded there; double for quick checks), rounded once per output. The forward is first
+// evaluated in double-double balls (ball.hpp exp/expm1; dyt_terms(DDBall) below), bit-identical
+// to MPFR's or recomputed there. With z = alpha x,
 // t = tanh z, s = sech^2 z = 1 / cosh^2 z (never 1 - t^2, which cancels for large |z|):
 //
 //   forward:  y = g t + b
