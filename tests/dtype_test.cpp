@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cfloat>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -358,4 +359,23 @@ TEST_CASE("ulp: the exponent-field path equals frexp and ldexp, in double and lo
   }
   CHECK(n > 7 * 2 * 30000);
   CHECK(std::isnan(ulp(DType::f32, std::numeric_limits<long double>::quiet_NaN())));
+}
+
+TEST_CASE("round_sum_to: a double-word just below the overflow threshold rounds to max_finite", "[dtype]") {
+  // hi at the threshold (max_finite + half its ulp) and lo < 0: the value is in range
+  // (found by a hunt: the certified reference gave inf for 2^128 - 2^103 - 0.76).
+  struct Row {
+    DType t;
+    double threshold, max_finite;
+  };
+  for (const Row& r : {Row{DType::f32, 0x1p128 - 0x1p103, static_cast<double>(FLT_MAX)}, Row{DType::f16, 65520.0, 65504.0},
+                       Row{DType::bf16, 0x1.ffp127, 0x1.fep127}, Row{DType::fp8_e5m2, 61440.0, 57344.0}}) {
+    INFO(dtype_name(r.t));
+    CHECK(round_sum_to(r.t, r.threshold, -0x1p-60) == r.max_finite);
+    CHECK(round_sum_to(r.t, -r.threshold, 0x1p-60) == -r.max_finite);
+    CHECK(std::isinf(round_sum_to(r.t, r.threshold, 0x1p-60)));
+    CHECK(std::isinf(round_sum_to(r.t, r.threshold, 0.0)));        // the tie: to even, inf
+    CHECK(std::isinf(round_sum_to(r.t, 2 * r.threshold, -1e-30)));  // beyond: lo cannot reach back
+    CHECK(round_sum_to(r.t, r.max_finite, 0x1p-60) == r.max_finite);
+  }
 }

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "checks/metrics.hpp"
 
@@ -226,5 +227,24 @@ TEST_CASE("metrics: the worst element of every metric equals a plain scan of eve
         CHECK((w->value == want->value || (std::isnan(w->value) && std::isnan(want->value))));
       }
     }
+  }
+}
+
+TEST_CASE("metrics: an exact value just below the overflow threshold is judged by its correct rounding", "[metrics]") {
+  // The exact 2^128 - 2^103 - 0.76 is 2^128 - 2^103 (the threshold) as a long double, whose
+  // rounding to binary32 is inf; the reference's correct rounding is FLT_MAX. FLT_MAX passes,
+  // inf is a mismatch (it was the other way round; found by a hunt). The same for f16's 65520.
+  for (const auto& [t, threshold, max_finite] : {std::tuple{DType::f32, 0x1p128L - 0x1p103L, static_cast<double>(FLT_MAX)},
+                                                  std::tuple{DType::f16, 65520.0L, 65504.0}}) {
+    reference::ExactOutput ref;
+    ref.rounded = Tensor(t, {1});
+    ref.rounded.set(0, max_finite);  // the reference's rounding of the true exact value
+    ref.exact = {threshold};
+    ref.cond = {1.0};
+    const MetricSet ok = measure(Tensor::from_doubles(t, {1}, {max_finite}), ref, t, DType::f32);
+    CHECK(ok.nan_mismatches == 0);
+    CHECK(ok.stab.value <= 1.0);
+    const MetricSet bad = measure(Tensor::from_doubles(t, {1}, {HUGE_VAL}), ref, t, DType::f32);
+    CHECK(bad.nan_mismatches == 1);
   }
 }

@@ -94,6 +94,13 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK_THROWS_AS(round_to(DType::f32, zero), Uncertain);
   CHECK_THROWS_AS((void)(zero < DDBall(0.0)), Uncertain);
   CHECK_THROWS_AS(sqrt(zero), Uncertain);
+  // 0 times it: an exact 0 whose sign is that of the ball's exact value, which it cannot
+  // prove (IEEE's -0 for 0 x negative); with a proven sign, IEEE's sign (found by a hunt:
+  // batch_norm's y = 0 (x - mean) came back +0 where MPFR gives -0).
+  CHECK_THROWS_AS(DDBall(0.0) * zero, Uncertain);
+  CHECK_THROWS_AS(zero * DDBall(-0.0), Uncertain);
+  CHECK(std::signbit(static_cast<double>(DDBall(0.0) * -(DDBall(1.0) / DDBall(3.0)))));
+  CHECK(!std::signbit(static_cast<double>(DDBall(-0.0) * -(DDBall(1.0) / DDBall(3.0)))));
   CHECK(DDBall(1.0) < DDBall(2.0));
   // A value exactly at a binary32 midpoint, computed inexactly: undecided.
   const DDBall mid = DDBall(1.0) + (DDBall(3.0) * (DDBall(1.0) / DDBall(3.0))) * DDBall(0x1p-24);

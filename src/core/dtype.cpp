@@ -69,7 +69,19 @@ long double ulp(DType t, long double r) noexcept { return UlpOf(t)(r); }
 
 double round_sum_to(DType t, double hi, double lo) noexcept {
   const double r = round_to(t, hi);
-  if (t == DType::f64 || lo == 0 || !std::isfinite(hi) || !std::isfinite(r)) return r;
+  if (t == DType::f64 || lo == 0 || !std::isfinite(hi)) return r;
+  if (!std::isfinite(r)) {
+    // hi rounds to inf. Only at the overflow threshold itself (max_finite + half its ulp, a
+    // double) can lo move the value back into range: hi + lo < threshold rounds to
+    // max_finite. (Further above, |lo| <= ulp(hi) / 2 cannot reach it.) Found by a hunt:
+    // a dyt output 2^128 - 2^103 - 0.76 came back +inf from the certified path.
+    if (!has_inf(t)) return r;
+    const FormatInfo& f = format_info(t);
+    int e = 0;
+    std::frexp(f.max_finite, &e);  // max_finite in [2^(e-1), 2^e): its ulp is 2^(e - p)
+    const double threshold = f.max_finite + std::ldexp(1.0, e - f.precision - 1);
+    return std::fabs(hi) == threshold && std::signbit(lo) != std::signbit(hi) ? std::copysign(f.max_finite, hi) : r;
+  }
   const double d = hi - r;  // exact: r is hi's nearest value of t
   if (d == 0) return r;     // hi is a value of t: |lo| < half its ulp cannot move it
   const double other = hi + d;

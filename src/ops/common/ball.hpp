@@ -236,7 +236,12 @@ inline DDBall DDBall::mul(const DDBall& a, const DDBall& b) {
   if (nan2(a, b)) return nan();
   if (a.exact_zero() || b.exact_zero()) {
     if (!std::isfinite(a.h_) || !std::isfinite(b.h_)) return nan();
-    return DDBall(a.h_ * b.h_);  // an exact 0 with IEEE's sign
+    // An exact 0 with IEEE's sign, which needs the other factor's sign for certain: a ball
+    // whose midpoint is +0 may hold a negative exact value (0 * (x - mean) with the mean's
+    // 2^-300 part lost gave +0 for MPFR's -0; found by a hunt).
+    if (!a.exact_zero()) (void)sign_of(a);
+    if (!b.exact_zero()) (void)sign_of(b);
+    return DDBall(a.h_ * b.h_);
   }
   operand(a); operand(b);
   double ch, cl1, zh, zl;
