@@ -26,6 +26,7 @@
 #pragma once
 
 #include "ops/common/ball.hpp"
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "spec/layout.hpp"
@@ -112,16 +113,23 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
         crm[ch] = crv[ch] = NAN;
         continue;
       }
-      T mu(0), ss(0), sxm(0), sabs(0);
-      for (auto& v : xg) { mu += v; sabs += abs(v); }
+      // The condition sums in C (T itself for MPFR and double: the same values as summing
+      // abs((x - mu) x) in T, since |a| |b| rounds as |a b|; binary64 midpoints for DDBall).
+      T mu(0), ss(0);
+      C sxm(0), sabs(0);
+      for (auto& v : xg) { mu += v; sabs += C(abs(cond_of(v))); }
       mu /= T(m);
-      for (auto& v : xg) { ss += (v - mu) * (v - mu); sxm += abs((v - mu) * v); }
+      for (auto& v : xg) {
+        const T d = v - mu;
+        ss += d * d;
+        sxm += C(abs(cond_of(d))) * C(abs(cond_of(v)));
+      }
       const T q = T(c.running_variance == Variance::unbiased ? m - 1 : m);
       const T vu = ss / q;
       {
         const C ca = C(cond_of(a)), c1a = C(abs(cond_of(T(1) - a)));
-        crm[ch] = static_cast<double>(c1a * C(crm[ch]) + ca * C(cond_of(sabs)) / C(m) + ca * C(abs(cond_of(rm[ch]))));
-        crv[ch] = static_cast<double>(c1a * C(crv[ch]) + ca * C(2) * C(cond_of(sxm)) / C(cond_of(q)) + ca * C(abs(cond_of(rv[ch]))) + ca * C(cond_of(vu)));
+        crm[ch] = static_cast<double>(c1a * C(crm[ch]) + ca * sabs / C(m) + ca * C(abs(cond_of(rm[ch]))));
+        crv[ch] = static_cast<double>(c1a * C(crv[ch]) + ca * C(2) * sxm / C(cond_of(q)) + ca * C(abs(cond_of(rv[ch]))) + ca * C(cond_of(vu)));
       }
       rm[ch] = (T(1) - a) * rm[ch] + a * mu;
       rv[ch] = (T(1) - a) * rv[ch] + a * vu;
@@ -158,17 +166,8 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
 template <class T>
 ExactOutputs batch_norm(const Problem& p, bool fast = false) {
   const ChannelLayout l = channel_layout(p);
-  const auto units = static_cast<std::uint64_t>(l.c * l.steps);
-  if (fast) {
-    try {
-      ExactOutputs o = batch_norm_in<DDBall>(p, true);
-      add_fast_path_counts(units, 0);
-      return o;
-    } catch (const Uncertain&) {
-      add_fast_path_counts(0, units);
-    }
-  }
-  return batch_norm_in<T>(p, false);
+  return detail::certified_whole<T>(static_cast<std::uint64_t>(l.c * l.steps), fast,
+                                    [&](auto tag, bool guarded) { return batch_norm_in<typename decltype(tag)::type>(p, guarded); });
 }
 
 }  // namespace normcheck::reference

@@ -36,4 +36,23 @@ void certified_rows(std::int64_t rows, bool fast, bool parallel, Row&& row) {
   if (fast) add_fast_path_counts(certified, recomputed);
 }
 
+/// A problem evaluated as one unit (its parts depend on each other: qk_norm's scores on every
+/// normalized row, batch_norm's steps on the running statistics): eval(std::type_identity<U>{},
+/// guarded) with U = DDBall and guarded = true first when `fast` (eval must then turn an
+/// Uncertain inside a parallel region into one thrown after it), then U = T if that threw
+/// Uncertain (or when not `fast`). `units` is what the counts add (rows, channels x steps).
+template <class T, class Eval>
+ExactOutputs certified_whole(std::uint64_t units, bool fast, Eval&& eval) {
+  if (fast) {
+    try {
+      ExactOutputs o = eval(std::type_identity<DDBall>{}, true);
+      add_fast_path_counts(units, 0);
+      return o;
+    } catch (const Uncertain&) {
+      add_fast_path_counts(0, units);
+    }
+  }
+  return eval(std::type_identity<T>{}, false);
+}
+
 }  // namespace normcheck::reference::detail

@@ -23,6 +23,7 @@
 #include "ops/common/family_common.hpp"
 #include "ops/l2_normalize/reference.hpp"
 #include "ops/common/ball.hpp"
+#include "ops/common/certified_rows.hpp"
 #include "ops/common/row_norm.hpp"
 
 namespace normcheck::reference {
@@ -107,16 +108,7 @@ ExactOutputs qk_norm_in(const Problem& p, bool guarded) {
 template <class T>
 ExactOutputs qk_norm(const Problem& p, bool fast = false) {
   const std::uint64_t rows = static_cast<std::uint64_t>((p.inputs.at("q").size() + p.inputs.at("k").size()) / p.inputs.at("q").shape()[3]);
-  if (fast) {
-    try {
-      ExactOutputs o = qk_norm_in<DDBall>(p, true);
-      add_fast_path_counts(rows, 0);
-      return o;
-    } catch (const Uncertain&) {
-      add_fast_path_counts(0, rows);
-    }
-  }
-  return qk_norm_in<T>(p, false);
+  return detail::certified_whole<T>(rows, fast, [&](auto tag, bool guarded) { return qk_norm_in<typename decltype(tag)::type>(p, guarded); });
 }
 
 }  // namespace normcheck::reference
