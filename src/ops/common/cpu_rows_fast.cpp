@@ -23,6 +23,7 @@
 // what lets the adds pipeline (8 lanes left the loop waiting on one register's latency).
 #include <omp.h>
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define NC_F16C 1
 #endif
@@ -136,7 +137,9 @@ template <class G>
 // GCC 12 warns inside its own avx512fintrin.h (_mm512_undefined_ps as the unused merge
 // source of a conversion: GCC bug 105593), not about this code.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 __attribute__((target("avx512f,f16c"))) void half_to_float_avx512(const std::uint16_t* s, float* d, std::int64_t n) {
   std::int64_t k = 0;
   for (; k + 16 <= n; k += 16) _mm512_storeu_ps(d + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k))));
@@ -176,9 +179,13 @@ const HalfConverters& half_converters() {
   static const HalfConverters c = [] {
 #ifdef NC_F16C
     __builtin_cpu_init();
-    if (std::getenv("NORMCHECK_NO_F16C") == nullptr) {  // the software path on demand (its test)
-      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return HalfConverters{half_to_float_avx512, float_to_half_avx512};
-      if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return HalfConverters{half_to_float_f16c, float_to_half_f16c};
+    // F16C from CPUID leaf 1 (clang's __builtin_cpu_supports does not know "f16c"); the
+    // AVX/AVX-512 checks include the OS's support of their register state.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+    if (f16c && std::getenv("NORMCHECK_NO_F16C") == nullptr) {  // the software path on demand (its test)
+      if (__builtin_cpu_supports("avx512f")) return HalfConverters{half_to_float_avx512, float_to_half_avx512};
+      if (__builtin_cpu_supports("avx")) return HalfConverters{half_to_float_f16c, float_to_half_f16c};
     }
 #endif
     return HalfConverters{half_to_float_soft, float_to_half_soft};
