@@ -72,11 +72,6 @@ ExactOutputs dyt(const Problem& p, bool fast = false) {
   using std::abs;
   const Tensor& x = p.x();
   const std::int64_t n = x.size(), m = numel(p.conv.normalized_shape);
-  const T a(p.inputs.at("alpha").get(0));
-  const auto g = detail::load_all<T>(p.input("gamma"));
-  const auto b = detail::load_all<T>(p.input("beta"));
-  const auto gain = [&](std::int64_t j) { return g.empty() ? T(1) : g[static_cast<std::size_t>(j)]; };
-  const auto at = [&](std::int64_t i) { return detail::dyt_terms(a * T(x.get(i))); };
   ExactOutputs out;
   if (p.conv.direction == Direction::forward) {
     ExactOutput y = detail::make_output(p.out_dtype, x.shape());
@@ -103,6 +98,12 @@ ExactOutputs dyt(const Problem& p, bool fast = false) {
     out.emplace("y", std::move(y));
     return out;
   }
+  // The backward, in T.
+  const T a(p.inputs.at("alpha").get(0));
+  const auto g = detail::load_all<T>(p.input("gamma"));
+  const auto b = detail::load_all<T>(p.input("beta"));
+  const auto gain = [&](std::int64_t j) { return g.empty() ? T(1) : g[static_cast<std::size_t>(j)]; };
+  const auto at = [&](std::int64_t i) { return detail::dyt_terms(a * T(x.get(i))); };
   const Tensor& dy = p.inputs.at("dy");
   ExactOutput dx = detail::make_output(p.out_dtype, x.shape());
   T da(0), cda(0);
