@@ -147,7 +147,11 @@ TEST_CASE("ddball: radii bound the error of every operation on random operands",
 TEST_CASE("ddball: exp, expm1, tanh and cosh balls hold the exact values", "[reference][fastpath]") {
   // Against MPFR at 256 bits on the same midpoints (and on a random member of a ball with a
   // radius): z over [-600, 600] at every scale, tiny and near-zero z (expm1's series),
-  // multiples of ln2 (the reduction's k changes there).
+  // multiples of ln2, the points (k + 1/2) ln2/256 where the reduction's k and table index
+  // change, and both sides of expm1's switch from its series to exp at |z| = 1/64. The balls
+  // must also stay tight, or the certified path would decide little: a relative radius of at
+  // most 2^-90 (the reduction of |z| ~ 600 alone costs 2^-94), so that long double's 2^-64 is
+  // decided for all but ~2^-26 of values.
   using M = reference::detail::mp256;
   std::mt19937_64 g(7);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -156,6 +160,8 @@ TEST_CASE("ddball: exp, expm1, tanh and cosh balls hold the exact values", "[ref
   auto inside = [](const DDBall& z, const M& exact) { return abs(M(z.hi()) + M(z.lo()) - exact) <= M(z.radius()); };
   for (int i = 0; i < 20000; ++i) {
     double zv = i % 5 == 0 ? std::nearbyint(u(g) * 800) * 0.6931471805599453 : std::ldexp(u(g), e(g));
+    if (i % 5 == 1) zv = (std::nearbyint(u(g) * 221000) + 0.5) * (0.6931471805599453 / 256) * (1 + 0x1p-45 * u(g));
+    if (i % 5 == 2 && i % 3 == 0) zv = (u(g) < 0 ? -1 : 1) * std::ldexp(1 + 0x1p-30 * u(g), -6);
     zv = std::max(-600.0, std::min(600.0, zv));
     const DDBall z(zv);
     const M zm(zv);
@@ -163,6 +169,8 @@ TEST_CASE("ddball: exp, expm1, tanh and cosh balls hold the exact values", "[ref
       try {
         const DDBall v = f(arg);  // may throw Uncertain (then MPFR decides: not an error)
         CHECK(inside(v, exact_f(exact_arg)));
+        INFO("z " << arg.hi() << " v " << v.hi() << " log2(radius / |v|) " << std::log2(v.radius() / std::fabs(v.hi())));
+        if (arg.radius() == 0 && v.hi() != 0) CHECK(v.radius() <= std::fabs(v.hi()) * 0x1p-90);
         ++checked;
       } catch (const Uncertain&) {
         if (std::fabs(zv) < 290) ++uncertain;  // tanh beyond: expm1(2z) leaves the range (MPFR's)

@@ -202,6 +202,7 @@ class DDBall {
   static DDBall add(const DDBall& a, const DDBall& b);
   static DDBall mul(const DDBall& a, const DDBall& b);
   static DDBall div(const DDBall& a, const DDBall& b);
+  static DDBall horner_inv_factorials(DDBall p, const DDBall& r, int hi, int lo);
 
   double h_ = 0, l_ = 0, r_ = 0;
 };
@@ -314,19 +315,39 @@ inline DDBall sqrt(const DDBall& a) {
 }
 
 
-/// exp and expm1 of a ball (for tanh and cosh: dyt's reference). The evaluation, each step
-/// a DDBall operation (so every rounding and the operands' radii are carried by the operations'
-/// own bounds), plus the two errors that are not roundings, added to the radius:
-///   reduction   z = k ln2 + r, k = nearest integer to z_mid / ln2 (|k| <= 1300), r = z - k L,
-///               L = ln2's double-double (0x1.62e42fefa39efp-1 + 0x1.abc9e3b39803fp-56, within
-///               5.8e-34 of ln2: CRlibm's triple-double log2 constant's third term) as a ball
-///               of radius 2^-109, so r's ball holds z - k ln2; |r| <= 0.35 (+ z's radius);
-///   scaling     w = r / 16 (exact: a power of two), exp(r) = exp(w)^16 by four squarings;
-///   series      exp(w) = sum_{n <= 15} w^n / n! by Horner (1/n! as balls), with the remainder
-///               |sum_{n > 15} w^n / n!| <= |w|^16 / 16! * 2 for |w| <= 1/32 (the tail's
-///               ratio test: each term at most 1/17 of the one before), added to the radius;
-///   expm1       for |z_mid| < 1/2: the series without its 1 (w = z, 24 terms, remainder
-///               |w|^25 / 25! * 2), no cancellation; otherwise exp(z) - 1.
+/// exp and expm1 of a ball (for tanh and cosh: dyt's reference). The steps that round are
+/// DDBall operations (each carries its own bound and its operands' radii); the errors that are
+/// not such roundings are bounded below and added to a radius:
+///   reduction   z = (256 q + j) ln2/256 + r, k = 256 q + j = nearest integer to z_mid 256/ln2
+///               (|k| <= 221,600; j in [0, 256)), r = z - k L, L = ln2/256 as a double-double
+///               ball (CRlibm's ln2 double-double, 0x1.62e42fefa39efp-1 + 0x1.abc9e3b39803fp-56,
+///               within 5.8e-34 of ln2, divided by 256: radius 2^-117), so r's ball holds
+///               z - k ln2/256; checked |r_mid| <= 0.00136 (ln2/512 = 0.001354 plus the
+///               roundings of k's product), and rho = |r_h| + |r_l| + r_r <= 0.00137.
+///   table       2^(j/256) as balls: 2^(2^-i), i = 1..8, by repeated DDBall square roots from
+///               2, and their products over j's set bits (<= 8 DDBall products), built once.
+///   polynomial  exp(r) = c0 + r (c1 + r (c2 + r (c3 + r (c4 + r Q(r))))), c_n = 1/n! as the
+///               balls inv_factorial(n), Q(r) = sum_{n >= 5} r^(n-5) / n!. Those five steps are
+///               DDBall operations; Q is evaluated in binary64 from r_h alone (Horner on the
+///               doubles of c9..c5: qd) and enters as the ball (qd, radius E_Q), which holds
+///               Q(r') for every r' in r's ball:
+///                 |Q(r') - Q(r_h)| <= (|r_l| + r_r) sup|Q'| <= (|r_l| + r_r) 2^-9 (1/6! (1 + 2 rho));
+///                 the series past n = 9: <= 2 rho^5 / 10! <= 2^-68;
+///                 the doubles of c_n (within 2^-52 c_n of 1/n!): <= 2^-52 (1/5!)(1.002) <= 2^-58.9;
+///                 Horner in binary64 (degree 4): <= gamma_8 (1/5!)(1.002) <= 2^-56.9 (Higham
+///                 2002, 5.3);
+///               so E_Q = (|r_l| + r_r) 2^-9 + 2^-56 (the three constants sum below 2^-56.5).
+///               Q's error reaches exp(r) times r^5 <= 2^-47.6: below 2^-103.
+///   result      exp(r) 2^(j/256) (a DDBall product) times 2^q: an exact scaling of the
+///               midpoint and the radius (within range, else Uncertain).
+///   expm1       for |z_mid| < 1/64: z E(z), E(z) = sum_{n >= 1} z^(n-1) / n! = c1 + z (c2 + ...
+///               + z (c7 + z R(z))), the seven steps as DDBall operations and R(z) = sum_{n >= 8}
+///               z^(n-8) / n! in binary64 from z_h (Horner on c14..c8), the ball (rd, E_R),
+///               with rho <= 1/64 + 2^-20: (|z_l| + z_r) sup|R'| <= (|z_l| + z_r) 2^-18; past
+///               n = 14: <= 2 rho^7 / 15! <= 2^-81; coefficients: <= 2^-52 (1/8!)(1.01) <= 2^-67;
+///               Horner (degree 6): <= gamma_12 (1/8!)(1.01) <= 2^-64.7; E_R = (|z_l| + z_r)
+///               2^-18 + 2^-64, reaching E(z) times z^7 <= 2^-41.9. Otherwise exp(z) - 1: its
+///               cancellation costs at most 6 bits there (|expm1 z| >= 0.0155).
 /// Throws Uncertain outside |z| <= 600 (2^865: results stay in the range of the bounds) and
 /// where z's radius exceeds 2^-20 (a ball that wide decides nothing downstream).
 /// 1/n! for n <= 25 as balls (1/n = 1 / n, then products: each a DDBall operation, so the
@@ -341,41 +362,95 @@ inline const DDBall& inv_factorial(int n) {
   return table[static_cast<std::size_t>(n)];
 }
 
+/// 2^(j/256) for j in [0, 256) as balls (exp's table, built once; see above).
+inline const DDBall& exp2_256th(int j) {
+  static const std::array<DDBall, 256> table = [] {
+    std::array<DDBall, 8> f{};  // f[i] = 2^(2^i / 256)
+    DDBall root = DDBall(2.0);
+    for (int i = 7; i >= 0; --i) f[static_cast<std::size_t>(i)] = root = sqrt(root);
+    std::array<DDBall, 256> t{};
+    for (int k = 0; k < 256; ++k) {
+      DDBall v(1.0);
+      for (int i = 0; i < 8; ++i)
+        if (k >> i & 1) v = v * f[static_cast<std::size_t>(i)];
+      t[static_cast<std::size_t>(k)] = v;
+    }
+    return t;
+  }();
+  return table[static_cast<std::size_t>(j)];
+}
+
+/// Horner on the balls 1/n!: p <- p r + inv_factorial(n) for n = hi, hi - 1, ..., lo (exp's and
+/// expm1's polynomials). Each step is mul's Algorithm 10 and add's Algorithm 6 with their
+/// radii, as those operations compute them (Algorithm 6 also where an operand's low part is 0:
+/// its bound holds for any double-word), without their per-step tests: the range they check
+/// (every operand and result in [2^-900, 2^900] or exactly 0) holds for every step when
+/// r_h = r_l = 0 or 2^-400 <= |r_h| <= 2^-5 (r_r <= 2^-20), and 2^-60 <= p_h <= 2 c_(hi+1)
+/// (c_n = 1/n!) with p_r <= 2^-40, checked once: by induction p_(n+1) <= 2 c_(n+1), so
+/// |p r| <= 2^-4 c_(n+1) (1 + 2^-19) <= c_n / 8 and each sum lies in [c_n / 2, 2 c_n] with
+/// c_n >= 1/25! > 2^-84; each product lies in [2^-485, 1] or is exactly 0. The absolute
+/// error of an underflow in a low part's product is covered by kTiny, as in mul. Otherwise
+/// the generic operations run.
+inline DDBall DDBall::horner_inv_factorials(DDBall p, const DDBall& r, int hi, int lo) {
+  const bool r_ok = (r.h_ == 0 && r.l_ == 0) || (std::fabs(r.h_) >= 0x1p-400 && std::fabs(r.h_) <= 0x1p-5);
+  if (hi >= 25 || !r_ok || !(p.h_ >= 0x1p-60 && p.h_ <= 2 * inv_factorial(hi + 1).h_) || !(p.r_ <= 0x1p-40) || !(r.r_ <= 0x1p-20)) {
+    for (int n = hi; n >= lo; --n) p = p * r + inv_factorial(n);
+    return p;
+  }
+  const double mr = std::fabs(r.h_) * (1 + 0x1p-52);
+  const DDBall* cs = &inv_factorial(0);  // the table's 26 balls
+  double h = p.h_, l = p.l_, rad = p.r_;
+  for (int n = hi; n >= lo; --n) {
+    // mul(p, r): Algorithm 10
+    double ch, cl1, ph, pl;
+    dd::two_prod(h, r.h_, ch, cl1);
+    dd::fast_two_sum(ch, cl1 + (h * r.l_ + l * r.h_), ph, pl);
+    const double pr = (std::fabs(h) * (1 + 0x1p-52) * r.r_ + mr * rad + rad * r.r_ + kMul * std::fabs(ph) * (1 + 0x1p-52)) * kUp + kTiny;
+    // add(p r, c_n): Algorithm 6
+    const DDBall& c = cs[n];
+    double sh, sl, th, tl, vh, vl;
+    dd::two_sum(ph, c.h_, sh, sl);
+    dd::two_sum(pl, c.l_, th, tl);
+    dd::fast_two_sum(sh, sl + th, vh, vl);
+    dd::fast_two_sum(vh, tl + vl, h, l);
+    rad = (pr + c.r_ + kAdd * std::fabs(h) * (1 + 0x1p-52)) * kUp + kTiny;
+  }
+  return DDBall(h, l, rad);
+}
+
 inline DDBall exp(const DDBall& z) {
   if (std::isnan(z.h_)) return z;
   if (z.exact_zero()) return DDBall(1.0);
   if (!(std::fabs(z.h_) <= 600) || !(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
-  const double k = std::nearbyint(z.h_ * 1.4426950408889634);
-  const DDBall L(0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56, 0x1p-109);
-  const DDBall r = k == 0 ? z : z - DDBall(k) * L;
-  if (!(std::fabs(r.h_) <= 0.4)) throw Uncertain{__LINE__};
-  const DDBall w = r * DDBall(0.0625);
-  // Horner on the coefficients 1/n! (balls: inv_factorial).
-  DDBall p = inv_factorial(15);
-  for (int n = 14; n >= 0; --n) p = p * w + inv_factorial(n);
-  const double aw = std::fabs(w.h_) * (1 + 0x1p-52) + w.r_;
-  double tail = 2;  // 2 |w|^16 / 16!
-  for (int n = 1; n <= 16; ++n) tail = tail * aw / n;
-  p = DDBall(p.h_, p.l_, (p.r_ + tail * DDBall::kUp) * DDBall::kUp);
-  for (int i = 0; i < 4; ++i) p = p * p;
-  // times 2^k: exact scaling of the midpoint and the radius (within range, else Uncertain)
-  const int ki = static_cast<int>(k);
-  return DDBall::result(std::ldexp(p.h_, ki), std::ldexp(p.l_, ki), std::ldexp(p.r_, ki));
+  const double kd = std::nearbyint(z.h_ * 369.3299304675746);  // 256 / ln2 (any k: r is checked)
+  const DDBall L(0x1.62e42fefa39efp-9, 0x1.abc9e3b39803fp-64, 0x1p-117);
+  const DDBall r = kd == 0 ? z : z - DDBall(kd) * L;
+  if (!(std::fabs(r.h_) <= 0.00136)) throw Uncertain{__LINE__};
+  const double rh = r.h_;
+  const DDBall* c = &inv_factorial(0);  // the table's 26 balls
+  double qd = c[9].h_;
+  for (int n = 8; n >= 5; --n) qd = qd * rh + c[n].h_;
+  DDBall p(qd, 0.0, ((std::fabs(r.l_) + r.r_) * 0x1p-9 + 0x1p-56) * DDBall::kUp);
+  p = DDBall::horner_inv_factorials(p, r, 4, 0);
+  const auto k = static_cast<std::int64_t>(kd);
+  const int j = static_cast<int>(k & 255);
+  const int q = static_cast<int>((k - j) / 256);
+  p = p * exp2_256th(j);
+  return DDBall::result(std::ldexp(p.h_, q), std::ldexp(p.l_, q), std::ldexp(p.r_, q));
 }
 
 inline DDBall expm1(const DDBall& z) {
   if (std::isnan(z.h_)) return z;
   if (z.exact_zero()) return z;  // expm1(+-0) = +-0
-  if (!(std::fabs(z.h_) < 0.5)) return exp(z) - DDBall(1.0);
+  if (!(std::fabs(z.h_) < 0.015625)) return exp(z) - DDBall(1.0);
   if (!(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
-  // w (1 + w (1/2! + w (1/3! + ... + w / 25!))), Horner on the balls 1/n!.
-  DDBall p = inv_factorial(25);
-  for (int n = 24; n >= 1; --n) p = p * z + inv_factorial(n);
-  p = z * p;
-  const double aw = std::fabs(z.h_) * (1 + 0x1p-52) + z.r_;
-  double tail = 2;  // 2 |w|^25 / 25!
-  for (int n = 1; n <= 25; ++n) tail = tail * aw / n;
-  return DDBall::result(p.h_, p.l_, p.r_ + tail * DDBall::kUp);
+  const double zh = z.h_;
+  const DDBall* c = &inv_factorial(0);  // the table's 26 balls
+  double rd = c[14].h_;
+  for (int n = 13; n >= 8; --n) rd = rd * zh + c[n].h_;
+  DDBall p(rd, 0.0, ((std::fabs(z.l_) + z.r_) * 0x1p-18 + 0x1p-64) * DDBall::kUp);
+  p = DDBall::horner_inv_factorials(p, z, 7, 1);
+  return z * p;
 }
 
 /// tanh(z) = expm1(2z) / (expm1(2z) + 2) for |z| <= 1, sign(z) (1 - e^(-2|z|)) / (1 + e^(-2|z|))

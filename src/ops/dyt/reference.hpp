@@ -31,10 +31,13 @@ namespace normcheck::reference {
 
 namespace detail {
 
-/// t = tanh z, s = sech^2 z = 1 / cosh^2 z and s |z| of one z (their limits for an infinite z).
+/// t = tanh z, s = sech^2 z = 1 / cosh^2 z and s |z| of one z (their limits for an infinite
+/// z). s and s |z| enter only the condition magnitudes: in cond_t<U> (U itself for MPFR and
+/// double; binary64 for DDBall).
 template <class U>
 struct DytTerms {
-  U t, s, sz;
+  U t;
+  cond_t<U> s, sz;
 };
 template <class U>
 DytTerms<U> dyt_terms(const U& z) {
@@ -46,19 +49,22 @@ DytTerms<U> dyt_terms(const U& z) {
   return {t, s, s * abs(z)};
 }
 
-/// The same terms in double-double balls from one expm1 (ball.hpp), for the certified path:
+/// The same terms for the certified path from one expm1 of a double-double ball (ball.hpp):
 /// with a = |z| and em = e^(-2a) - 1 (no cancellation for small a), t = sign(z) (-em) / (2 + em)
-/// = tanh z and s = 4 (1 + em) / (2 + em)^2 = sech^2 z (exact identities; no overflow for any
-/// a, where cosh^2 z leaves the range at a ~ 311). Zero, infinite and NaN z as the template.
+/// = tanh z as a ball, and s = 4 (1 + em) / (2 + em)^2 = sech^2 z (exact identities; no
+/// overflow for any a, where cosh^2 z leaves the range at a ~ 311) in binary64 from the
+/// midpoints: 1 + em as (1 + em_h) + em_l (exact first step where it cancels, Sterbenz), so
+/// s and s a are within a few units of binary64's last place of MPFR's, as cond_t asks.
+/// Zero, infinite and NaN z as the template.
 inline DytTerms<DDBall> dyt_terms(const DDBall& z) {
-  if (isnan(z)) return {z, z, z};
-  if (isinf(z)) return {DDBall(z.hi() > 0 ? 1.0 : -1.0), DDBall(0.0), DDBall(0.0)};
-  if (z.exact_zero()) return {z, DDBall(1.0), DDBall(0.0)};  // tanh(+-0) = +-0, sech^2 0 = 1
+  if (isnan(z)) return {z, z.hi(), z.hi()};
+  if (isinf(z)) return {DDBall(z.hi() > 0 ? 1.0 : -1.0), 0.0, 0.0};
+  if (z.exact_zero()) return {z, 1.0, 0.0};  // tanh(+-0) = +-0, sech^2 0 = 1
   const DDBall a = abs(z);
   const DDBall em = expm1(DDBall(-2.0) * a), d = DDBall(2.0) + em;
   const DDBall t = -em / d;
-  const DDBall s = DDBall(4.0) * (DDBall(1.0) + em) / (d * d);
-  return {z.hi() < 0 ? -t : t, s, s * a};
+  const double s = 4.0 * ((1.0 + em.hi()) + em.lo()) / (d.hi() * d.hi());
+  return {z.hi() < 0 ? -t : t, s, s * a.hi()};
 }
 
 }  // namespace detail
@@ -90,8 +96,9 @@ ExactOutputs dyt(const Problem& p, bool fast = false) {
         // |g t| also without gamma (g = 1): it bounds the kernel's rounding of tanh itself
         // (u |t|), as normalize_group's |g n| does; without it a tanh correct to 1 ULP failed
         // near saturation, where s |z| -> 0 (found by a false-pass hunt's side check).
-        const C cy = C(2) * C(abs(cond_of(gj))) * C(cond_of(e.sz)) + C(abs(cond_of(U(gj * e.t)))) + C(abs(cond_of(bj)));
-        detail::put(y, i, gj * e.t + bj, static_cast<double>(cy));
+        const U gt = gj * e.t;
+        const C cy = C(2) * C(abs(cond_of(gj))) * e.sz + C(abs(cond_of(gt))) + C(abs(cond_of(bj)));
+        detail::put(y, i, gt + bj, static_cast<double>(cy));
       }
     };
     detail::certified_rows<T>((n + kChunk - 1) / kChunk, fast, n > detail::kParallelMin, chunk);
