@@ -21,6 +21,7 @@
 #include "ops/common/row_norm.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
+#include "spec/sample.hpp"
 #include "test_util.hpp"
 
 using namespace normcheck;
@@ -68,6 +69,14 @@ std::int64_t differences(const Problem& p, std::string* first = nullptr) {
 std::int64_t env_rows(std::int64_t dflt) {
   const char* e = std::getenv("NORMCHECK_EQUIV_ROWS");
   return e ? std::max<std::int64_t>(1, std::atoll(e)) : dflt;
+}
+
+/// The ops whose forward reference has the certified fast path.
+bool fast_op(const Op& op) {
+  const std::string n(op.name());
+  return n == "layer_norm" || n == "rms_norm" || n.starts_with("fused_add_") || n.ends_with("_quant") || n == "group_norm" ||
+         n == "instance_norm" || n == "l2_normalize" || n == "scale_norm" || n.starts_with("ada_") || n == "qk_norm" ||
+         n == "batch_norm" || n == "dyt";
 }
 
 }  // namespace
@@ -213,11 +222,7 @@ TEST_CASE("reference fast path: every bundled forward row-norm, fused, quantizin
     for (const Case& cs : all) {
       const std::string file = cs.file;
       const Problem& p = cs.problem;
-      const std::string op(p.op.name());
-      const bool fast_op = op == "layer_norm" || op == "rms_norm" || op.starts_with("fused_add_") || op.ends_with("_quant") ||
-                           op == "group_norm" || op == "instance_norm" || op == "l2_normalize" || op == "scale_norm" ||
-                           op.starts_with("ada_") || op == "qk_norm" || op == "batch_norm" || op == "dyt";
-      if (!fast_op || p.conv.direction != Direction::forward) continue;
+      if (!fast_op(p.op) || p.conv.direction != Direction::forward) continue;
       std::string first;
       INFO(file << " case " << cs.name);
       CHECK(differences(p, &first) == 0);
@@ -305,6 +310,66 @@ TEST_CASE("reference fast path: random and adversarial rows, bit for bit", "[ref
       }
     }
   }
+}
+
+TEST_CASE("reference fast path: problems drawn for every op, dtype and regime, bit for bit", "[reference][fastpath]") {
+  // Every op with the fast path, through its own sample rule (spec/sample.hpp: every data
+  // regime, among them a large mean with a tiny spread, huge, tiny, subnormal, mixed, constant
+  // and non-finite rows; every eps regime; the op's own convention choices), at random widths
+  // 1..96 and group counts: NORMCHECK_EQUIV_ROWS normalization groups ("rows") per op and x
+  // dtype (default 300). The run at scale is README's "Equivalence at scale".
+  const std::int64_t want = env_rows(300);
+  std::mt19937_64 g(20261205);
+  const auto& regimes = all_regimes();
+  const auto& eps_regimes = all_eps_regimes();
+  std::int64_t ops_checked = 0;
+  for (Op op : ops::all()) {
+    if (!fast_op(op) || !op.def().sample) continue;
+    for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+      const std::uint64_t before_c = reference::fast_path_counts().certified, before_r = reference::fast_path_counts().recomputed;
+      std::int64_t rows = 0, diffs = 0, draws = 0, refused = 0;
+      std::string first, first_dims;
+      while (rows < want || draws < 20) {  // at least 20 problems: a dyt "row" is its whole normalized_shape
+        Dims d;
+        d.width = std::uniform_int_distribution<std::int64_t>(1, 96)(g);
+        d.rows = std::uniform_int_distribution<std::int64_t>(1, 24)(g);
+        d.x = dt;
+        d.param = g() % 2 ? dt : DType::f32;
+        d.regime = regimes[g() % regimes.size()];
+        d.eps = eps_regimes[g() % eps_regimes.size()];
+        d.default_convention = g() % 4 == 0;
+        d.seed = g();
+        Problem p;
+        try {
+          p = *draw_problem(op, d);
+        } catch (const SpecError&) {
+          ++refused;  // a point the op cannot be drawn at (its sample rule's refusal)
+          if (refused > 1000 && draws == 0) break;
+          continue;
+        }
+        ++draws;
+        std::string f;
+        const std::int64_t n = differences(p, &f);
+        if (n && first.empty()) {
+          first = f;
+          first_dims = d.str();
+        }
+        diffs += n;
+        rows += std::max<std::int64_t>(1, p.x().size() / std::max<std::int64_t>(1, group_size(p)));
+      }
+      const auto c = reference::fast_path_counts().certified - before_c, rc = reference::fast_path_counts().recomputed - before_r;
+      INFO(op.name() << " " << dtype_name(dt) << ": " << draws << " problems, " << rows << " rows; fast path units " << c
+                     << " certified, " << rc << " recomputed; " << first << " at " << first_dims);
+      if (std::getenv("NORMCHECK_EQUIV_REPORT"))
+        WARN(op.name() << " " << dtype_name(dt) << ": " << draws << " problems, " << rows << " rows, " << c << " units certified, "
+                       << rc << " recomputed in MPFR, " << diffs << " differences");
+      CHECK(draws > 0);
+      CHECK(diffs == 0);
+      CHECK(c > 0);  // the fast path decided some of them
+      ++ops_checked;
+    }
+  }
+  CHECK(ops_checked >= 4 * 12);
 }
 
 TEST_CASE("reference fast path: fused residual adds on random and adversarial rows, bit for bit", "[reference][fastpath]") {

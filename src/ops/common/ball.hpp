@@ -122,6 +122,13 @@ class DDBall {
     if (!(std::fabs(h_) <= 0x1p53)) throw Uncertain{__LINE__};
   }
 
+  /// The ball (mid, 0, radius): for a value the caller has proven to lie within `radius` of
+  /// the double `mid` (dyt's saturated tanh). Throws Uncertain outside the bounds' range.
+  static DDBall around(double mid, double radius) {
+    if (!(radius >= 0)) throw Uncertain{__LINE__};
+    return result(mid, 0.0, radius);
+  }
+
   double hi() const { return h_; }
   double lo() const { return l_; }
   double radius() const { return r_; }

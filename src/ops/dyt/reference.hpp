@@ -61,6 +61,15 @@ inline DytTerms<DDBall> dyt_terms(const DDBall& z) {
   if (isinf(z)) return {DDBall(z.hi() > 0 ? 1.0 : -1.0), 0.0, 0.0};
   if (z.exact_zero()) return {z, 1.0, 0.0};  // tanh(+-0) = +-0, sech^2 0 = 1
   const DDBall a = abs(z);
+  if (a.hi() - a.radius() > 300) {
+    // Saturated: 0 < 1 - tanh a = 2 e^(-2a) / (1 + e^(-2a)) < 2 e^(-600) < 2^-864, so the ball
+    // (1, 2^-864) holds tanh a (e^(-2a) itself leaves the range of the bounds); every format
+    // rounds it to 1 unless g t + b sits at a rounding boundary (then MPFR decides). s = 4 e^(-2a)
+    // (1 + e^(-2a))^-2 within 2^-860 relative of 4 e^(-2a) (0 in binary64 beyond a ~ 373).
+    const DDBall t = DDBall::around(1.0, 0x1p-864);
+    const double s = 4.0 * std::exp(-2.0 * a.hi());
+    return {z.hi() < 0 ? -t : t, s, s * a.hi()};
+  }
   const DDBall em = expm1(DDBall(-2.0) * a), d = DDBall(2.0) + em;
   const DDBall t = -em / d;
   const double s = 4.0 * ((1.0 + em.hi()) + em.lo()) / (d.hi() * d.hi());
