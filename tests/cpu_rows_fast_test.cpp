@@ -102,13 +102,18 @@ Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affin
   p.out_dtype = yt;
   p.conv.normalized_shape = {m};
   p.conv.affine = affine;
-  p.conv.eps = 1e-5;
+  p.conv.eps = fill == 6 ? 0.0 : 1e-5;  // 6: the variance alone decides the denominator
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01;
   std::vector<double> v(static_cast<std::size_t>(rows * m));
-  for (auto& e : v) e = fill == 0 ? n01(rng) : fill == 1 ? 100.0 + n01(rng) : fill == 2 ? 3.0 : 1e-6 * n01(rng);
+  // 6: |x| ~ 2^-66 (squares below binary32's normal range unscaled, normal once scaled: rms_norm
+  // may not take its sum of squares from the scan's unscaled one) and row 1 up to 2^60 with
+  // values down to 2^-60 (normal squares unscaled, underflowing ones scaled).
+  for (auto& e : v) e = fill == 0 ? n01(rng) : fill == 1 ? 100.0 + n01(rng) : fill == 2 ? 3.0 : fill == 6 ? 0x1p-66 * n01(rng) : 1e-6 * n01(rng);
+  if (fill == 6 && rows > 1)
+    for (std::int64_t j = 0; j < m; ++j) v[static_cast<std::size_t>(m + j)] = std::ldexp(n01(rng), j % 2 ? 60 : -60);
   if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN first
-  if (fill >= 4) {
+  if (fill == 4 || fill == 5) {
     // 4: wide exponents; row 1 holds an inf (of either sign) and row 2 a NaN, both past x_0.
     // 5: row 0 is +-0 (a constant row), row 1 subnormal binary32 values, row 2 near FLT_MAX.
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -154,7 +159,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
       for (DType yt : {xt, DType::f32})
         for (std::int64_t m : {1, 2, 7, 31, 32, 33, 255, 256, 257, 768, 1000, 4097})
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
-            for (int fill : {0, 1, 2, 3, 4, 5}) {
+            for (int fill : {0, 1, 2, 3, 4, 5, 6}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
               const std::int64_t rows = 3;
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
@@ -181,7 +186,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                 ++checked;
               }
             }
-  CHECK(checked == 2 * 3 * 2 * 12 * 6 * 3 * 3 - 3 * 2 * 12 * 6 * 3);  // rms_norm has no gamma_beta here
+  CHECK(checked == 2 * 3 * 2 * 12 * 7 * 3 * 3 - 3 * 2 * 12 * 7 * 3);  // rms_norm has no gamma_beta here
 }
 
 TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent", "[cpu][fast]") {

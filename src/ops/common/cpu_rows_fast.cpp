@@ -244,33 +244,87 @@ struct RowStats {
   float sa = 1, mu = 0, ss = 0, ri = 0;
 };
 
-template <class Src>
+/// Minimum over 32 lanes of unsigned values (order-free).
+[[gnu::always_inline]] inline std::uint32_t lanes_min(const std::uint32_t* v) {
+  U16 a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 16, sizeof b);
+  a = a < b ? a : b;
+  std::uint32_t r = ~0u;
+  for (int l = 0; l < 16; ++l) r = a[l] < r ? a[l] : r;
+  return r;
+}
+
+/// Passes 1-3 of one row. For rms_norm (!kCenter) the scan (pass 1) also sums the unscaled
+/// x^2 in wide_sum's order, S, and where S s^2 is pass 3's result bit for bit, pass 3 is not
+/// run (two passes over the row instead of three). Why the bits agree: for binary32 A, B with
+/// s A, s B binary32 (s = 2^k), fl((sA)^2) = s^2 fl(A^2) and fl(s^2 A + s^2 B) = s^2 fl(A + B)
+/// whenever the results on both sides are normal (a power-of-two scale commutes with a
+/// relative rounding); by induction over the sum's tree each partial sum is s^2 times its
+/// unscaled twin, the root included. The conditions, checked per row from the scan's max |x|
+/// and smallest nonzero |x| (nz): nz^2 >= 2^-126 and (nz s)^2 >= 2^-126 (every nonzero square
+/// and every partial sum normal on both sides; zeros square to +0 on both), and max|x|^2 m <=
+/// 2^125 (no unscaled partial sum overflows). Otherwise pass 3 runs as before (tests:
+/// cpu_rows_fast_test's fills include rows of subnormal and of near-FLT_MAX values). The same
+/// fold of pass 2 into the scan for layer_norm measured no faster (d = 64: slower) and is not
+/// done.
+template <bool kCenter, class Src>
 [[gnu::always_inline]] inline RowStats row_stats(const FastRows& f, Src x, float* blocks) {
   const std::int64_t m = f.m;
   RowStats st;
-  // 1. scan: max |x| and whether every value equals x_0 (a constant row; -0 == +0).
-  // max |x| as the integer order of the magnitudes' bits (the order of the values for
-  // non-negative binary32, and an inf or NaN above every finite value).
+  // 1. scan: max |x| and whether every value equals x_0 (a constant row; -0 == +0), as
+  // integer orders of the magnitudes' bits (the order of the values for non-negative
+  // binary32; an inf or NaN above every finite value); rms_norm: also the smallest nonzero
+  // |x| (bits - 1: a zero wraps to the top) and S.
   const float x0 = x(0);
   std::uint32_t abits[kWide] = {}, diff[kWide] = {};
-  std::int64_t j = 0;
   auto magnitude = [](float v) {
     std::uint32_t u;
     __builtin_memcpy(&u, &v, 4);
     return u & 0x7fffffffu;
   };
-  for (; j + kWide <= m; j += kWide)
-    for (int l = 0; l < kWide; ++l) {
-      const float v = x(j + l);
+  [[maybe_unused]] std::uint32_t nzbits[kWide];
+  [[maybe_unused]] std::int64_t nblocks = 0;
+  if constexpr (kCenter) {
+    std::int64_t j = 0;
+    for (; j + kWide <= m; j += kWide)
+      for (int l = 0; l < kWide; ++l) {
+        const float v = x(j + l);
+        const std::uint32_t a = magnitude(v);
+        abits[l] = a > abits[l] ? a : abits[l];
+        diff[l] |= v != x0;
+      }
+    for (; j < m; ++j) {
+      const float v = x(j);
       const std::uint32_t a = magnitude(v);
-      abits[l] = a > abits[l] ? a : abits[l];
-      diff[l] |= v != x0;
+      abits[0] = a > abits[0] ? a : abits[0];
+      diff[0] |= v != x0;
     }
-  for (; j < m; ++j) {
-    const float v = x(j);
-    const std::uint32_t a = magnitude(v);
-    abits[0] = a > abits[0] ? a : abits[0];
-    diff[0] |= v != x0;
+  } else {
+    for (auto& v : nzbits) v = ~0u;
+    for (std::int64_t first = 0; first < m; first += kWideBlock) {
+      const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
+      float acc[kWide] = {};
+      std::int64_t j = 0;
+      for (; j + kWide <= n; j += kWide)
+        for (int l = 0; l < kWide; ++l) {
+          const float v = x(first + j + l);
+          const std::uint32_t a = magnitude(v);
+          abits[l] = a > abits[l] ? a : abits[l];
+          nzbits[l] = a - 1 < nzbits[l] ? a - 1 : nzbits[l];
+          diff[l] |= v != x0;
+          acc[l] += v * v;
+        }
+      for (int l = 0; j + l < n; ++l) {  // the tail: the sum's lanes 0.. once more (wide_block's order)
+        const float v = x(first + j + l);
+        const std::uint32_t a = magnitude(v);
+        abits[0] = a > abits[0] ? a : abits[0];
+        nzbits[0] = a - 1 < nzbits[0] ? a - 1 : nzbits[0];
+        diff[0] |= v != x0;
+        acc[l] += v * v;
+      }
+      blocks[nblocks++] = lanes_sum(acc);
+    }
   }
   const std::uint32_t amb = lanes_max(abits);
   const bool constant = !lanes_or(diff);
@@ -284,13 +338,26 @@ template <class Src>
   const float sa = st.sa = static_cast<float>(st.s);
   // 2. the mean of the scaled row (a constant row: its value, exactly; row_mean)
   float mu = 0;
-  if (f.center) mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }) / static_cast<float>(m);
+  if constexpr (kCenter) mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }) / static_cast<float>(m);
   st.mu = mu;
-  // 3. sum of squares of the centred, scaled row
-  st.ss = wide_sum(m, blocks, [&](std::int64_t k) {
-    const float d = x(k) * sa - mu;
-    return d * d;
-  });
+  // 3. sum of squares of the centred, scaled row (rms_norm: from S where it is the same bits;
+  // the products below are of binary32 values and powers of two: exact in binary64)
+  bool folded = false;
+  if constexpr (!kCenter) {
+    const std::uint32_t nzb = lanes_min(nzbits) + 1;  // 0: every value is +-0
+    float nz;
+    __builtin_memcpy(&nz, &nzb, 4);
+    const double s = st.s, nzd = static_cast<double>(nz), nzs = nzd * s, amd = static_cast<double>(am);
+    if ((nzb == 0 || (nzd * nzd >= 0x1p-126 && nzs * nzs >= 0x1p-126)) && amd * amd * static_cast<double>(m) <= 0x1p125) {
+      st.ss = static_cast<float>(static_cast<double>(pairwise(blocks, nblocks)) * s * s);
+      folded = true;
+    }
+  }
+  if (!folded)
+    st.ss = wide_sum(m, blocks, [&](std::int64_t k) {
+      const float d = x(k) * sa - mu;
+      return d * d;
+    });
   st.ri = static_cast<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv));
   return st;
 }
@@ -346,7 +413,7 @@ template <class Src, class Dst>
 /// second row's passes run while the first's division and square root are in flight (at
 /// d = 64 those latencies were a quarter of the time). The order of each row's arithmetic
 /// is unchanged.
-template <class Dst, class MakeSrc>
+template <bool kCenter, class Dst, class MakeSrc>
 [[gnu::always_inline]] inline void rows_with(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0, MakeSrc src, std::int64_t xb) {
   const std::int64_t m = f.m;
   const std::size_t nb = static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1);
@@ -369,41 +436,48 @@ template <class Dst, class MakeSrc>
   if (m <= 2 * kWideBlock) {
     for (; r + 1 < r1; r += 2) {
       const auto x0 = src(r, buf.data()), x1 = src(r + 1, buf.data() + (buf.empty() ? 0 : m));
-      const RowStats s0 = row_stats(f, x0, b0), s1 = row_stats(f, x1, b1);
+      const RowStats s0 = row_stats<kCenter>(f, x0, b0), s1 = row_stats<kCenter>(f, x1, b1);
       row_write(f, r, x0, y_of(r), s0, ahead_of(r + 2));
       row_write(f, r + 1, x1, y_of(r + 1), s1, ahead_of(r + 3));
     }
   }
   for (; r < r1; ++r) {
     const auto x = src(r, buf.data());
-    row_write(f, r, x, y_of(r), row_stats(f, x, b0), ahead_of(r + 1));
+    row_write(f, r, x, y_of(r), row_stats<kCenter>(f, x, b0), ahead_of(r + 1));
   }
 }
 
 /// Rows [r0, r1) of every x dtype, y written through `dst_of_row0` (y's dtype).
-template <class Dst>
+template <bool kCenter, class Dst>
 [[gnu::always_inline]] inline void rows_to(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0) {
   const std::int64_t m = f.m;
   switch (f.x->dtype()) {
     case DType::f32:
-      rows_with(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
+      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
       break;
     case DType::bf16:
-      rows_with(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
+      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
       break;
     default:  // f16: widened once into a row buffer (cheaper than widening in each pass)
-      rows_with(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
         half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
         return F32Src{buf};
       }, 2);
   }
 }
 
-NC_CLONES void rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, F32Dst{f.y->as<float>()}); }
-NC_CLONES void rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+// One function per y dtype and op (layer_norm: kCenter), each cloned per ISA.
+NC_CLONES void ln_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, F32Dst{f.y->as<float>()}); }
+NC_CLONES void ln_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
+NC_CLONES void ln_rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
   float tmp[kWideBlock];
-  rows_to(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
+  rows_to<true>(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
+}
+NC_CLONES void rms_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, F32Dst{f.y->as<float>()}); }
+NC_CLONES void rms_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
+NC_CLONES void rms_rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+  float tmp[kWideBlock];
+  rows_to<false>(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
 }
 
 bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
@@ -430,7 +504,9 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   f.beta = aff.affine == Affine::gamma_beta ? aff.beta.data() : nullptr;
   f.mean = mean;
   f.rstd = rstd;
-  void (*rows)(const FastRows&, std::int64_t, std::int64_t) = y.dtype() == DType::f32 ? rows_f32 : y.dtype() == DType::bf16 ? rows_bf16 : rows_f16;
+  void (*rows)(const FastRows&, std::int64_t, std::int64_t) =
+      center ? (y.dtype() == DType::f32 ? ln_rows_f32 : y.dtype() == DType::bf16 ? ln_rows_bf16 : ln_rows_f16)
+             : (y.dtype() == DType::f32 ? rms_rows_f32 : y.dtype() == DType::bf16 ? rms_rows_bf16 : rms_rows_f16);
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
     const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
