@@ -1,8 +1,10 @@
 // The fast forward row kernel of layer_norm and rms_norm for binary32 accumulation (f32,
 // bf16 and f16 data and outputs), issue 15: the same numerics as normalize_rows
 // (row_kernel.hpp: scan, scale by 2^-e, [centre], sum of squares, binary64 denominator, one
-// rounding of g n + b), in four passes over a row instead of nine, reading x in place, writing y in its dtype directly, and compiled
-// for AVX-512, AVX2 and baseline x86-64 with a run-time choice (GCC target_clones).
+// rounding of g n + b), in four passes over a row instead of nine (rms_norm: two, where its
+// scan's unscaled sum of squares gives pass 3's bits: row_stats), reading x in place,
+// writing y in its dtype directly, and compiled for AVX-512, AVX2 and baseline x86-64 with a
+// run-time choice (GCC target_clones).
 // -ffp-contract=off (CMakeLists.txt) keeps every clone's arithmetic the same: the vector width
 // only decides how many lanes run at once, so the results are bit-identical across clones
 // and thread counts.
@@ -10,7 +12,8 @@
 // Passes per row of m values:
 //   1. scan: max |x| (any inf or NaN: a NaN row), whether all values equal x_0 (a constant row);
 //   2. [centre] mu_s = wide_sum(x s) / m, or x_0 s exactly for a constant row;
-//   3. ss = wide_sum((x s - mu_s)^2);
+//   3. ss = wide_sum((x s - mu_s)^2) (rms_norm: s^2 times the scan's wide_sum(x^2) where
+//      that is the same value: row_stats);
 //   4. y_j = g_j ((x_j s - mu_s) r) + b_j, r = 1 / D_s(ss / m') formed in binary64 and
 //      rounded once to binary32; rounded once to y's dtype.
 // Accumulation order (wide_sum): blocks of kWideBlock = 256 values, each summed by kWide = 32
