@@ -112,11 +112,15 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     // stored reciprocal); NaN stays NaN.
     if (!isnan(s)) s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
   }
+  // Condition magnitudes in cond_t<T> (T itself for MPFR and double; binary64 from the
+  // midpoints for DDBall: a bound needs no correct rounding, row_norm.hpp cond_t).
+  using C = cond_t<T>;
+  const C rel_c = cond_of(rel_s), s_c = cond_of(s);
   for (std::int64_t j = 0; j < l.m; ++j) {
     const std::int64_t i = r * l.m + j;
     const T yj = yr[static_cast<std::size_t>(j)];
     const T v = yj / s;
-    const double cv = cond_value((T(cy[static_cast<std::size_t>(j)]) + abs(yj) * rel_s) / s + abs(v));
+    const double cv = cond_value(C((C(cy[static_cast<std::size_t>(j)]) + C(abs(cond_of(yj))) * rel_c) / s_c + C(abs(cond_of(v)))));
     const double q = ops::quant::quantize(out, c, v);
     T e = v;
     if (isnan(v)) e = out == DType::int8 ? T(0) : v;
