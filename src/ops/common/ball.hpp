@@ -2,8 +2,9 @@
 // rigorous error radius, and answers every question (a comparison, a rounding) either with
 // the answer the exact value has or by throwing Uncertain. A template instantiated on DDBall
 // therefore returns exactly what its MPFR instantiation returns (bit for bit: the roundings to
-// the output dtype, to binary64 and to long double, the condition magnitudes) or throws; the
-// caller recomputes what threw in MPFR (row_reference.cpp). This is Ziv's strategy (a fast
+// the output dtype, to binary64 and to long double; the condition magnitudes, a bound formed
+// in binary64 from the midpoints, within (m + 16) 2^-52 relative: row_norm.hpp cond_t) or
+// throws; the caller recomputes what threw in MPFR (row_reference.cpp). This is Ziv's strategy (a fast
 // evaluation with a proven error bound, the slow one only when the bound cannot decide),
 // as CORE-MATH uses it for correctly rounded functions.
 //
@@ -344,7 +345,7 @@ inline DDBall sqrt(const DDBall& a) {
 ///                 Horner in binary64 (degree 4): <= gamma_8 (1/5!)(1.002) <= 2^-56.9 (Higham
 ///                 2002, 5.3);
 ///               so E_Q = (|r_l| + r_r) 2^-9 + 2^-56 (the three constants sum below 2^-56.5).
-///               Q's error reaches exp(r) times r^5 <= 2^-47.6: below 2^-103.
+///               Q's error reaches exp(r) times r^5 <= 2^-47.5: below 2^-103.
 ///   result      exp(r) 2^(j/256) (a DDBall product) times 2^q: an exact scaling of the
 ///               midpoint and the radius (within range, else Uncertain).
 ///   expm1       for |z_mid| < 1/64: z E(z), E(z) = sum_{n >= 1} z^(n-1) / n! = c1 + z (c2 + ...
@@ -352,7 +353,7 @@ inline DDBall sqrt(const DDBall& a) {
 ///               z^(n-8) / n! in binary64 from z_h (Horner on c14..c8), the ball (rd, E_R),
 ///               with rho <= 1/64 + 2^-20: (|z_l| + z_r) sup|R'| <= (|z_l| + z_r) 2^-18; past
 ///               n = 14: <= 2 rho^7 / 15! <= 2^-81; coefficients: <= 2^-52 (1/8!)(1.01) <= 2^-67;
-///               Horner (degree 6): <= gamma_12 (1/8!)(1.01) <= 2^-64.7; E_R = (|z_l| + z_r)
+///               Horner (degree 6): <= gamma_12 (1/8!)(1.002) <= 2^-64.7; E_R = (|z_l| + z_r)
 ///               2^-18 + 2^-64, reaching E(z) times z^7 <= 2^-41.9. Otherwise exp(z) - 1: its
 ///               cancellation costs at most 6 bits there (|expm1 z| >= 0.0155).
 /// Throws Uncertain outside |z| <= 600 (2^865: results stay in the range of the bounds) and

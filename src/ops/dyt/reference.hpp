@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "ops/common/ball.hpp"
 #include "ops/common/certified_rows.hpp"
@@ -65,7 +66,9 @@ inline DytTerms<DDBall> dyt_terms(const DDBall& z) {
     // Saturated: 0 < 1 - tanh a = 2 e^(-2a) / (1 + e^(-2a)) < 2 e^(-600) < 2^-864, so the ball
     // (1, 2^-864) holds tanh a (e^(-2a) itself leaves the range of the bounds); every format
     // rounds it to 1 unless g t + b sits at a rounding boundary (then MPFR decides). s = 4 e^(-2a)
-    // (1 + e^(-2a))^-2 within 2^-860 relative of 4 e^(-2a) (0 in binary64 beyond a ~ 373).
+    // (1 + e^(-2a))^-2 ~ 4 e^(-2a), here from exp of a rounded argument (relative error up to
+    // ~2^-43; 0 in binary64 beyond a ~ 373): it enters c_y only as 2 |g| s a <= 2^-854 |g|,
+    // beside |g t| ~ |g|, so c_y stays within cond_t's tolerance.
     const DDBall t = DDBall::around(1.0, 0x1p-864);
     const double s = 4.0 * std::exp(-2.0 * a.hi());
     return {z.hi() < 0 ? -t : t, s, s * a.hi()};
@@ -114,7 +117,9 @@ ExactOutputs dyt(const Problem& p, bool fast = false) {
     out.emplace("y", std::move(y));
     return out;
   }
-  // The backward, in T.
+  // The backward, in T (MPFR or double: DytTerms' s is binary64 for a DDBall, fit for a bound
+  // but not for the value dx = dy g alpha s).
+  static_assert(!std::is_same_v<T, DDBall>, "dyt's backward has no certified path");
   const T a(p.inputs.at("alpha").get(0));
   const auto g = detail::load_all<T>(p.input("gamma"));
   const auto b = detail::load_all<T>(p.input("beta"));
