@@ -211,6 +211,7 @@ class DDBall {
   static DDBall mul(const DDBall& a, const DDBall& b);
   static DDBall div(const DDBall& a, const DDBall& b);
   static DDBall horner_inv_factorials(DDBall p, const DDBall& r, int hi, int lo);
+  static DDBall factorial_series(const DDBall& w, int lo, int dd_hi, int top, double slope, double konst);
 
   double h_ = 0, l_ = 0, r_ = 0;
 };
@@ -388,6 +389,18 @@ inline const DDBall& exp2_256th(int j) {
   return table[static_cast<std::size_t>(j)];
 }
 
+/// sum_{n >= lo} w^(n - lo) / n! as a ball (exp's and expm1's polynomials): the terms from
+/// n = dd_hi + 1 to top by Horner in binary64 on w_h and the doubles of 1/n!, entering as a
+/// ball of radius (|w_l| + w_r) slope + konst (the caller's bound on that part's error, the
+/// series past `top` included, for every member of w's ball), then horner_inv_factorials down
+/// to lo.
+inline DDBall DDBall::factorial_series(const DDBall& w, int lo, int dd_hi, int top, double slope, double konst) {
+  const DDBall* c = &inv_factorial(0);  // the table's 26 balls
+  double t = c[top].h_;
+  for (int n = top - 1; n > dd_hi; --n) t = t * w.h_ + c[n].h_;
+  return horner_inv_factorials(DDBall(t, 0.0, ((std::fabs(w.l_) + w.r_) * slope + konst) * kUp), w, dd_hi, lo);
+}
+
 /// Horner on the balls 1/n!: p <- p r + inv_factorial(n) for n = hi, hi - 1, ..., lo (exp's and
 /// expm1's polynomials). Each step is mul's Algorithm 10 and add's Algorithm 6 with their
 /// radii, as those operations compute them (Algorithm 6 also where an operand's low part is 0:
@@ -434,12 +447,7 @@ inline DDBall exp(const DDBall& z) {
   const DDBall L(0x1.62e42fefa39efp-9, 0x1.abc9e3b39803fp-64, 0x1p-117);
   const DDBall r = kd == 0 ? z : z - DDBall(kd) * L;
   if (!(std::fabs(r.h_) <= 0.00136)) throw Uncertain{__LINE__};
-  const double rh = r.h_;
-  const DDBall* c = &inv_factorial(0);  // the table's 26 balls
-  double qd = c[9].h_;
-  for (int n = 8; n >= 5; --n) qd = qd * rh + c[n].h_;
-  DDBall p(qd, 0.0, ((std::fabs(r.l_) + r.r_) * 0x1p-9 + 0x1p-56) * DDBall::kUp);
-  p = DDBall::horner_inv_factorials(p, r, 4, 0);
+  DDBall p = DDBall::factorial_series(r, 0, 4, 9, 0x1p-9, 0x1p-56);  // E_Q above
   const auto k = static_cast<std::int64_t>(kd);
   const int j = static_cast<int>(k & 255);
   const int q = static_cast<int>((k - j) / 256);
@@ -452,13 +460,7 @@ inline DDBall expm1(const DDBall& z) {
   if (z.exact_zero()) return z;  // expm1(+-0) = +-0
   if (!(std::fabs(z.h_) < 0.015625)) return exp(z) - DDBall(1.0);
   if (!(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
-  const double zh = z.h_;
-  const DDBall* c = &inv_factorial(0);  // the table's 26 balls
-  double rd = c[14].h_;
-  for (int n = 13; n >= 8; --n) rd = rd * zh + c[n].h_;
-  DDBall p(rd, 0.0, ((std::fabs(z.l_) + z.r_) * 0x1p-18 + 0x1p-64) * DDBall::kUp);
-  p = DDBall::horner_inv_factorials(p, z, 7, 1);
-  return z * p;
+  return z * DDBall::factorial_series(z, 1, 7, 14, 0x1p-18, 0x1p-64);  // E_R above
 }
 
 /// tanh(z) = expm1(2z) / (expm1(2z) + 2) for |z| <= 1, sign(z) (1 - e^(-2|z|)) / (1 + e^(-2|z|))
