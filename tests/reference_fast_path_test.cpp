@@ -127,6 +127,35 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));
 }
 
+TEST_CASE("ddball: TwoProduct by FMA and by Dekker's split give the same exact error", "[reference][fastpath]") {
+  // two_prod takes the FMA where the CPU has one (kHardwareFma); both ways must return the
+  // exact a b - p, so the choice can never change a ball. MPFR at 256 bits is the judge.
+  using M = reference::detail::mp256;
+  std::mt19937_64 g(7);
+  std::uniform_real_distribution<double> u(1, 2);
+  std::uniform_int_distribution<int> e(-480, 480), s(0, 1);
+  int inexact = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double ua = u(g);
+    // Every 7th a with a 24-bit significand and b's an 8-bit one: an exact product (e = 0).
+    double a = std::ldexp(i % 7 ? ua : static_cast<float>(ua), e(g)), b = std::ldexp(u(g), e(g));
+    if (i % 7 == 0) b = std::ldexp(std::round(std::ldexp(b, -std::ilogb(b) + 7)), std::ilogb(b) - 7);
+    if (s(g)) a = -a;
+    double p1, e1, p2, e2;
+    reference::dd::two_prod(a, b, p1, e1);
+    reference::dd::two_prod_dekker(a, b, p2, e2);
+    REQUIRE(p1 == p2);
+    REQUIRE(e1 == e2);
+    REQUIRE(M(a) * M(b) == M(p1) + M(e1));
+    inexact += e1 != 0;
+  }
+  CHECK(inexact > 10000);
+  CHECK(inexact < 20000);
+#if defined(__x86_64__) && defined(__GNUC__)
+  CHECK((reference::dd::kHardwareFma || !__builtin_cpu_supports("fma")));  // the fast way where there is one
+#endif
+}
+
 TEST_CASE("ddball: radii bound the error of every operation on random operands", "[reference][fastpath]") {
   // Each result's exact value (MPFR at 256 bits on the same midpoints) lies in the ball.
   using M = reference::detail::mp256;
