@@ -36,7 +36,9 @@ std::vector<CaseResult> run_cases(const std::vector<Case>& cases, std::vector<st
                                   const RunOptions& opt) {
   std::vector<CaseResult> results;
   for (const Case& cs : cases) {
-    const ValidProblem vp = validate(cs.problem);  // once per case, for the reference and every backend
+    // Once per case, for the reference and every backend; borrowed: `cases` outlives vp and
+    // every copy a backend or check makes during this iteration (none keeps one past it).
+    const ValidProblem vp = validate_borrowed(cs.problem);
     const Problem& p = *vp;
     const ExactOutputs& ref = reference::evaluate_exact(vp);  // kept in vp: no copy
     const Gate gate = cs.gate ? *cs.gate : default_gate(p);

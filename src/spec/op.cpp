@@ -102,6 +102,11 @@ ValidProblem validate(Problem p) {
   return ValidProblem(std::make_shared<const Problem>(std::move(p)));
 }
 
+ValidProblem validate_borrowed(const Problem& p) {
+  check(p);
+  return ValidProblem(std::shared_ptr<const Problem>(std::shared_ptr<const Problem>(), &p));  // owns nothing
+}
+
 std::map<std::string, Shape> output_shapes(const Problem& p) {
   const OpDef& d = p.op.def();
   if (p.conv.direction == Direction::backward) return d.backward_outputs(p);
