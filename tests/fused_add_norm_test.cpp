@@ -46,10 +46,10 @@ TEST_CASE("fused_add_layer_norm: the norm reads h as stored (a bf16 tie gives a 
   const auto rounded = reference::evaluate_exact(p);
   CHECK(rounded.at("y").rounded.get(0) == 0.0);  // h = [1, 1]: a constant row
   CHECK(rounded.at("h").rounded.get(0) == 1.0);  // 1 + 2^-8 is the tie between 1 and 1 + 2^-7: to even
-  CHECK(rounded.at("h").exact[0] == 1.0L + 0x1p-8L);  // h's exact value is the sum itself
+  CHECK(rounded.at("h").exact_at(0) == 1.0L + 0x1p-8L);  // h's exact value is the sum itself
   p.conv.norm_input = NormInput::unrounded;
   const auto unrounded = reference::evaluate_exact(p);
-  CHECK(std::fabs(unrounded.at("y").exact[0] - 0.525483825499449357398L) < 1e-15L);
+  CHECK(std::fabs(unrounded.at("y").exact_at(0) - 0.525483825499449357398L) < 1e-15L);
   CHECK(unrounded.at("h").rounded.get(0) == 1.0);  // h is stored rounded either way
   // The cpu kernel reads what the convention says; its mutant reads the other value.
   auto cpu = make_backend("cpu");

@@ -57,8 +57,10 @@ std::int64_t differences(const Problem& p, std::string* first = nullptr) {
     const ExactOutput& f = fast.at(name);
     if (s.rounded.nbytes() != f.rounded.nbytes() || std::memcmp(s.rounded.data(), f.rounded.data(), s.rounded.nbytes()) != 0)
       differ(name + ".rounded");
-    for (std::size_t i = 0; i < s.exact.size(); ++i) {
-      if (!same_bits(s.exact[i], f.exact[i])) differ(fmt::format("{}.exact[{}] {:.21Lg} vs {:.21Lg}", name, i, s.exact[i], f.exact[i]));
+    if (s.exact.size() != f.exact.size() || s.exact64.size() != f.exact64.size() || s.cond.size() != f.cond.size() || s.size() == 0)
+      differ(name + ": the stored forms differ in size (or are empty)");
+    for (std::size_t i = 0; i < std::min(s.size(), f.size()); ++i) {
+      if (!same_bits(s.exact_at(i), f.exact_at(i))) differ(fmt::format("{}.exact_at({}) {:.21Lg} vs {:.21Lg}", name, i, s.exact_at(i), f.exact_at(i)));
       if (!same_bits(s.exact64[i], f.exact64[i])) differ(fmt::format("{}.exact64[{}]", name, i));
       if (!close_cond(s.cond[i], f.cond[i])) differ(fmt::format("{}.cond[{}] {:.17g} vs {:.17g}", name, i, s.cond[i], f.cond[i]));
     }

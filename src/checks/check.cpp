@@ -190,7 +190,7 @@ class PropertyCheck final : public Check {
           if (!in) continue;
         }
         ++compared;
-        const long double e1 = r1.exact[i], e2 = r2.exact[i];
+        const long double e1 = r1.exact_at(i), e2 = r2.exact_at(i);
         if (std::isnan(e1) || std::isnan(e2)) {
           if (std::isnan(e1) != std::isnan(e2) && exact_nan_diff++ == 0) { exact_at = i; exact_output = oname; }
           continue;

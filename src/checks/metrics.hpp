@@ -41,7 +41,7 @@ struct MetricSet {
 
 /// Measures `got` (any dtype; compared as its exact values) against `ref`.
 /// `out` is the dtype whose ULP the ulp and stab metrics use, `acc` the accumulation dtype
-/// whose unit roundoff u_acc enters stab. Requires got.size() == ref.exact.size().
+/// whose unit roundoff u_acc enters stab. Requires got.size() == ref.size().
 /// stab of element i is stab_of(|y - r|, ulp_out(max(|r|, |y|)), kernel_unit(acc, c_i))
 /// for every output dtype (see stab_of).
 MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType out, DType acc);

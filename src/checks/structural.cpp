@@ -17,7 +17,7 @@ struct Side {
   const reference::ExactOutput* exact = nullptr;  // null: an input (exact, E = 0)
   long double value(std::int64_t i) const { return got ? got->get(i) : 1.0L; }
   long double exact_value(std::int64_t i) const {
-    return exact ? exact->exact[static_cast<std::size_t>(i)] : value(i);
+    return exact ? exact->exact_at(static_cast<std::size_t>(i)) : value(i);
   }
 };
 
@@ -40,7 +40,7 @@ CheckResult check_structural(const Structural& s, const Problem& p, const Output
   const Side a = side(s.a), b = side(s.b);
   auto allowance = [&](const Side& sd, std::int64_t i) -> long double {
     if (!sd.exact) return 0;
-    const long double e = sd.exact->exact[static_cast<std::size_t>(i)];
+    const long double e = sd.exact->exact_at(static_cast<std::size_t>(i));
     const long double c = sd.exact->cond[static_cast<std::size_t>(i)];
     return stab_allowance(G, p.out_dtype, e, kernel_unit(p.conv.acc_dtype, static_cast<double>(c), e));
   };

@@ -25,21 +25,29 @@ std::vector<T> load_all(const Tensor* t) {
   return v;
 }
 
-/// An output of shape s in dtype dt, to be filled by put().
+/// An output of shape s in dtype dt, to be filled by put(): the long doubles only for an f64
+/// output (spec/exact.hpp ExactOutput).
 inline ExactOutput make_output(DType dt, const Shape& s) {
   ExactOutput o{Tensor(dt, s), {}, {}, {}};
-  o.exact.resize(static_cast<std::size_t>(numel(s)));
+  if (dt == DType::f64) o.exact.resize(static_cast<std::size_t>(numel(s)));
   o.exact64.resize(static_cast<std::size_t>(numel(s)));
   o.cond.resize(static_cast<std::size_t>(numel(s)));
   return o;
 }
 
-/// Stores the exact value v of element i: carried as long double, rounded once (RNE) to
-/// the output dtype, with its condition magnitude c (absolute units).
+/// Stores the exact value v of element i of a make_output() output: rounded once to binary64
+/// and, where the output keeps them, to a long double (not its rounding to the output dtype).
+template <class T>
+void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
+  if (!o.exact.empty()) o.exact[static_cast<std::size_t>(i)] = static_cast<long double>(v);
+  o.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, v);
+}
+
+/// Stores the exact value v of element i (put_exact), rounded once (RNE) to the output dtype,
+/// with its condition magnitude c (absolute units).
 template <class T>
 void put(ExactOutput& o, std::int64_t i, const T& v, double c) {
-  o.exact[static_cast<std::size_t>(i)] = static_cast<long double>(v);
-  o.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, v);
+  put_exact(o, i, v);
   o.rounded.set(i, round_to(o.rounded.dtype(), v));
   o.cond[static_cast<std::size_t>(i)] = c;
 }

@@ -40,8 +40,7 @@ void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Pa
                   o.y.cond.data() + r * l.m, static_cast<const T*>(nullptr), &st);
   for (std::int64_t j = 0; j < l.m; ++j) {
     const std::int64_t i = r * l.m + j;
-    o.y.exact[i] = static_cast<long double>(yr[j]);
-    o.y.exact64[i] = round_to(DType::f64, yr[j]);
+    detail::put_exact(o.y, i, yr[j]);
     o.y.rounded.set(i, round_to(p.out_dtype, yr[j]));
   }
   detail::put(o.mean, r, st.mean, st.c_mean);

@@ -126,8 +126,7 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     if (isnan(v)) e = out == DType::int8 ? T(0) : v;
     else if (c.saturate) e = v > T(hi) ? T(hi) : v < T(lo) ? T(lo) : v;
     else if (!std::isfinite(q)) e = T(q);
-    o.y.exact[static_cast<std::size_t>(i)] = static_cast<long double>(e);
-    o.y.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, e);
+    detail::put_exact(o.y, i, e);
     o.y.rounded.set(i, q);
     o.y.cond[static_cast<std::size_t>(i)] = cv;
   }
