@@ -53,6 +53,23 @@ TEST_CASE("layer_norm: one value per row has condition magnitude |beta|, whateve
   CHECK(c2.cond[1] == Approx(5.0));
 }
 
+TEST_CASE("reference: long-double exact values only for f64 outputs; exact_at reads either form", "[layer_norm][reference]") {
+  // An f32 output keeps binary64 exact values alone (16 bytes per element less for a large
+  // case); an f64 output also keeps the long doubles, whose 11 extra bits its ULP error needs.
+  const auto f = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f32, {1, 3}, {1, 2, 3})).at("y");
+  CHECK(f.exact.empty());
+  REQUIRE(f.size() == 3);
+  CHECK(f.exact64.size() == 3);
+  CHECK(f.exact_at(0) == static_cast<long double>(-1.224744871391589049));  // RN64 of -sqrt(3/2)
+  CHECK(f.exact_values() == std::vector<long double>(f.exact64.begin(), f.exact64.end()));
+  const auto d = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3})).at("y");
+  REQUIRE(d.exact.size() == 3);
+  CHECK(d.size() == 3);
+  CHECK(d.exact_at(0) == d.exact[0]);
+  CHECK(d.exact[0] != static_cast<long double>(d.exact64[0]));  // -sqrt(3/2) needs more than 53 bits
+  CHECK(std::fabs(d.exact[0] + 1.2247448713915890490986420373529456959L) < 1e-18L);
+}
+
 TEST_CASE("layer_norm: [1,2,3,4], [1,3], [11,13], [101,102,103]", "[layer_norm][worked]") {
   auto y = ref_y(row_problem(Op::layer_norm, DType::f64, {1, 4}, {1, 2, 3, 4}));
   CHECK(test::within_half_ulp_f64(y[0], -1.341640786499873818));
