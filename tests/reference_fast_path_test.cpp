@@ -125,8 +125,42 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK_THROWS_AS(DDBall(0x1p600) * DDBall(0x1p600), Uncertain);
   CHECK_THROWS_AS(DDBall(0x1p600) * DDBall(0x1p600 / 3), Uncertain);
   CHECK_THROWS_AS(DDBall(0x1p899) * DDBall(3.0), Uncertain);
+  // ldexp: an exact scaling (an exact ball stays exact; a computed one keeps its radius,
+  // scaled); a low part that would lose bits to underflow is left to MPFR.
+  CHECK(ldexp(DDBall(3.0), 1).radius() == 0);
+  CHECK(static_cast<double>(ldexp(DDBall(3.0), -2)) == 0.75);
+  const DDBall third = DDBall(1.0) / DDBall(3.0), six = ldexp(third, 1);
+  CHECK(six.hi() == 2 * third.hi());
+  CHECK(six.lo() == 2 * third.lo());
+  CHECK(six.radius() >= 2 * third.radius());
+  CHECK(six.radius() <= 2 * third.radius() * (1 + 0x1p-49) + 0x1p-999);
+  CHECK_THROWS_AS(ldexp(DDBall(1.0) + DDBall(0x1p-100), -1000), Uncertain);
+  CHECK(std::signbit(static_cast<double>(ldexp(DDBall(-0.0), 3))));
   // Signs of zero as IEEE (and MPFR): -0 - 0 = -0, -0 / 2 = -0, and so as a long double.
   CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));
+}
+
+TEST_CASE("round_significand: binary64 rounded to p bits as round_to does in the normal range", "[dtype][reference]") {
+  std::mt19937_64 g(3);
+  std::uniform_int_distribution<std::uint64_t> bits;
+  for (const DType t : {DType::f32, DType::bf16, DType::f16}) {
+    const normcheck::FormatInfo& f = format_info(t);
+    for (int i = 0; i < 200000; ++i) {
+      std::uint64_t b = bits(g);
+      if (i % 4 == 0) b &= ~((std::uint64_t{1} << (52 - f.precision)) - 1);  // exact midpoints and values
+      if (i % 4 == 1) b |= (std::uint64_t{1} << (52 - f.precision)) - 1;     // carries into the exponent
+      double h;
+      std::memcpy(&h, &b, sizeof h);
+      // h's exponent into the format's normal range
+      int e0 = 0;
+      h = std::ldexp(std::frexp(h, &e0), static_cast<int>(bits(g) % static_cast<std::uint64_t>(f.max_exp - f.min_exp)) + f.min_exp);
+      if (!(std::fabs(h) >= f.min_normal && std::fabs(h) <= f.max_finite)) continue;
+      const double want = round_to(t, h), got = reference::dd::round_significand(h, f.precision);
+      if (std::isinf(want)) continue;  // beyond max_finite: quick_decides declines such a candidate
+      INFO(dtype_name(t) << " " << h);
+      REQUIRE(got == want);
+    }
+  }
 }
 
 TEST_CASE("ddball: TwoProduct by FMA and by Dekker's split give the same exact error", "[reference][fastpath]") {

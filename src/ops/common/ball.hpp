@@ -52,6 +52,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "core/dtype.hpp"
@@ -192,6 +193,14 @@ class DDBall {
     return a;
   }
   friend DDBall fabs(const DDBall& a) { return abs(a); }
+  /// a 2^k (k in [-1022, 1023]) without an operation's error: a scaling by a power of two is
+  /// exact while every part stays normal (else Uncertain; NaN, inf and 0 pass through).
+  friend DDBall ldexp(const DDBall& a, int k) {
+    if (!std::isfinite(a.h_) || a.exact_zero()) return DDBall(a.h_ * ::normcheck::detail::pow2(k), a.l_, a.r_);
+    const double s = ::normcheck::detail::pow2(k), h = a.h_ * s, l = a.l_ * s;
+    if (l != 0 && !(std::fabs(l) >= 0x1p-1022)) throw Uncertain{__LINE__};  // l lost bits
+    return a.r_ == 0 ? exact(h, l) : result(h, l, a.r_ * s);
+  }
   friend bool isfinite(const DDBall& a) { return std::isfinite(a.h_); }
   friend bool isnan(const DDBall& a) { return std::isnan(a.h_); }
   friend bool isinf(const DDBall& a) { return std::isinf(a.h_); }
@@ -477,7 +486,10 @@ inline DDBall exp(const DDBall& z) {
   const int j = static_cast<int>(k & 255);
   const int q = static_cast<int>((k - j) / 256);
   p = p * exp2_256th(j);
-  return DDBall::result(std::ldexp(p.h_, q), std::ldexp(p.l_, q), std::ldexp(p.r_, q));
+  // |q| <= 866: 2^q is a normal double, so each product is ldexp's correctly rounded scaling
+  // (exact unless it underflows, whose absolute error result()'s kTiny covers, as before).
+  const double s = ::normcheck::detail::pow2(q);
+  return DDBall::result(p.h_ * s, p.l_ * s, p.r_ * s);
 }
 
 inline DDBall expm1(const DDBall& z) {
@@ -617,6 +629,22 @@ inline DDBall::operator double() const {
 }
 namespace dd {
 
+/// h rounded to nearest-even to a significand of p <= 52 bits (binary64's exponent range: the
+/// format's rounding of h wherever that result is normal in the format and within its range),
+/// by integer arithmetic on h's bits: add half a unit less one plus the kept last bit, then
+/// clear the 53 - p low bits (a carry out of the significand moves into the exponent, as it
+/// should). For finite normal h only.
+inline double round_significand(double h, int p) {
+  std::uint64_t b;
+  std::memcpy(&b, &h, sizeof b);
+  const int drop = 53 - p;
+  b += ((std::uint64_t{1} << (drop - 1)) - 1) + ((b >> drop) & 1);
+  b &= ~((std::uint64_t{1} << drop) - 1);
+  double c;
+  std::memcpy(&c, &b, sizeof c);
+  return c;
+}
+
 /// Whether every point of the ball h + l +- r rounds, to nearest, to the candidate c of a
 /// float format of `precision` <= 53 bits (c: the caller's rounding of h; h itself for
 /// binary64), decided without certain()'s two endpoint roundings. False (not decided) unless
@@ -658,10 +686,23 @@ inline DDBall::operator long double() const {
   });
 }
 inline double round_to(DType t, const DDBall& x) {
-  if (x.radius() > 0 && std::fabs(x.hi()) >= 0x1p-900 && std::fabs(x.hi()) <= 0x1p900 && !is_quantized(t)) {
-    const FormatInfo& f = format_info(t);
-    const double c = t == DType::f64 ? x.hi() : round_to(t, x.hi());
-    if (dd::quick_decides(x.hi(), x.lo(), x.radius(), c, f.precision, f.min_normal, f.max_finite)) return c;
+  const double ah = std::fabs(x.hi());
+  if (x.radius() > 0 && ah >= 0x1p-900 && ah <= 0x1p900) {
+    // binary64 and binary32 (the hot cases) without the format table: the candidate is h
+    // itself, or h's conversion to float (IEEE's RNE, with overflow to inf, which
+    // quick_decides then declines); the other float formats through round_to(t, h).
+    if (t == DType::f64) {
+      if (dd::quick_decides(x.hi(), x.lo(), x.radius(), x.hi(), 53, 0x1p-1022, std::numeric_limits<double>::max())) return x.hi();
+    } else if (t == DType::f32) {
+      const double c = static_cast<float>(x.hi());
+      if (dd::quick_decides(x.hi(), x.lo(), x.radius(), c, 24, 0x1p-126, std::numeric_limits<float>::max())) return c;
+    } else if (!is_quantized(t)) {
+      const FormatInfo& f = format_info(t);
+      if (ah >= f.min_normal) {
+        const double c = dd::round_significand(x.hi(), f.precision);
+        if (dd::quick_decides(x.hi(), x.lo(), x.radius(), c, f.precision, f.min_normal, f.max_finite)) return c;
+      }
+    }
   }
   if (t == DType::f64) return static_cast<double>(x);
   return dd::certain<double>(x, [t](double h, double l) { return round_sum_to(t, h, l); });

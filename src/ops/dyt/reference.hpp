@@ -73,7 +73,7 @@ inline DytTerms<DDBall> dyt_terms(const DDBall& z) {
     const double s = 4.0 * std::exp(-2.0 * a.hi());
     return {z.hi() < 0 ? -t : t, s, s * a.hi()};
   }
-  const DDBall em = expm1(DDBall(-2.0) * a), d = DDBall(2.0) + em;
+  const DDBall em = expm1(-ldexp(a, 1)), d = DDBall(2.0) + em;
   const DDBall t = -em / d;
   const double s = 4.0 * ((1.0 + em.hi()) + em.lo()) / (d.hi() * d.hi());
   return {z.hi() < 0 ? -t : t, s, s * a.hi()};
