@@ -127,6 +127,30 @@ TEST_CASE("bf16 bits: float and double paths agree on midpoints", "[dtype][bf16]
   }
 }
 
+TEST_CASE("bf16 and f16 bits: values of the format convert directly, their neighbours round", "[dtype][bf16][f16]") {
+  // double_to_bf16_bits / double_to_half_bits take a value of the format straight from its
+  // bits; every other double goes through round_to. Every pattern of both signs, and the
+  // doubles one binary64 step and one binary32 step beside each value, against round_to.
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    for (int fmt = 0; fmt < 2; ++fmt) {
+      const DType t = fmt ? DType::f16 : DType::bf16;
+      const double v = fmt ? detail::half_bits_to_double(bits) : detail::bf16_bits_to_double(bits);
+      auto conv = [&](double d) { return fmt ? detail::double_to_half_bits(d) : detail::double_to_bf16_bits(d); };
+      auto back = [&](std::uint16_t b) { return fmt ? detail::half_bits_to_double(b) : detail::bf16_bits_to_double(b); };
+      if (std::isnan(v)) continue;
+      REQUIRE(conv(v) == bits);
+      if (std::isinf(v)) continue;
+      for (double d : {std::nextafter(v, HUGE_VAL), std::nextafter(v, -HUGE_VAL), static_cast<double>(std::nextafter(static_cast<float>(v), HUGE_VALF)),
+                       static_cast<double>(std::nextafter(static_cast<float>(v), -HUGE_VALF))}) {
+        INFO(dtype_name(t) << " " << h << " " << d);
+        const double got = back(conv(d)), want = round_to(t, d);
+        REQUIRE((got == want && std::signbit(got) == std::signbit(want)));
+      }
+    }
+  }
+}
+
 TEST_CASE("round_to from MPFR rounds once, not twice through binary64", "[dtype][reference]") {
   using mp = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<78>, boost::multiprecision::et_off>;
   // 1 + 2^-11 + 2^-80: binary64 would round it to the f16 tie 1 + 2^-11 (then to even, 1);

@@ -111,6 +111,16 @@ double half_bits_to_double(std::uint16_t h) noexcept {
 
 std::uint16_t double_to_half_bits(double v) noexcept {
   if (std::isnan(v)) return std::signbit(v) ? 0xfe00 : 0x7e00;
+  // The common case, a value already rounded to binary16 (the reference's outputs) in its
+  // normal range: the bits straight from binary64's (sign, exponent rebiased 1023 -> 15, the
+  // top 10 fraction bits; the 42 below them are zero for a binary16 value).
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  const double av = std::fabs(v);
+  if (av >= 0x1p-14 && av <= 65504.0 && (b & ((std::uint64_t{1} << 42) - 1)) == 0) {
+    const auto e = static_cast<std::uint16_t>(((b >> 52) & 0x7ff) - 1023 + 15);
+    return static_cast<std::uint16_t>(((b >> 48) & 0x8000) | (e << 10) | ((b >> 42) & 0x3ff));
+  }
   const double r = round_to(DType::f16, v);
   const std::uint16_t sign = std::signbit(r) ? 0x8000 : 0;
   const double a = std::fabs(r);
@@ -126,7 +136,12 @@ double bf16_bits_to_double(std::uint16_t h) noexcept { return bf16_bits_to_float
 
 std::uint16_t double_to_bf16_bits(double v) noexcept {
   if (std::isnan(v)) return std::signbit(v) ? 0xffc0 : 0x7fc0;
-  // Rounded to bf16 the value is exactly a binary32 whose low 16 bits are zero.
+  // Rounded to bf16 the value is exactly a binary32 whose low 16 bits are zero; a value that
+  // already is one (the reference's outputs: the common case) is converted without rounding.
+  const float f0 = static_cast<float>(v);
+  std::uint32_t u0;
+  std::memcpy(&u0, &f0, 4);
+  if (static_cast<double>(f0) == v && (u0 & 0xffffu) == 0) return static_cast<std::uint16_t>(u0 >> 16);
   const float f = static_cast<float>(round_to(DType::bf16, v));
   std::uint32_t u;
   std::memcpy(&u, &f, 4);
