@@ -33,7 +33,8 @@ struct Params {
 template <class T>
 void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Params<T>& a, RowOutputs& o) {
   const Tensor& x = p.x();
-  std::vector<T> xr(static_cast<std::size_t>(l.m)), yr(static_cast<std::size_t>(l.m));
+  Scratch<T, 1> xr(l.m);  // row_norm.hpp: per-thread buffers for DDBall
+  Scratch<T, 2> yr(l.m);
   for (std::int64_t j = 0; j < l.m; ++j) xr[j] = T(x.get(r * l.m + j));
   GroupStatistics<T> st;
   normalize_group(xr.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(),
