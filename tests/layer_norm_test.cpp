@@ -53,7 +53,7 @@ TEST_CASE("layer_norm: one value per row has condition magnitude |beta|, whateve
   CHECK(c2.cond[1] == Approx(5.0));
 }
 
-TEST_CASE("reference: long-double exact values only for f64 outputs; exact_at reads either form", "[layer_norm][reference]") {
+TEST_CASE("reference: long-double exact values only for f64 outputs, exact_at reads either form", "[layer_norm][reference]") {
   // An f32 output keeps binary64 exact values alone (16 bytes per element less for a large
   // case); an f64 output also keeps the long doubles, whose 11 extra bits its ULP error needs.
   const auto f = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f32, {1, 3}, {1, 2, 3})).at("y");
@@ -119,6 +119,16 @@ TEST_CASE("layer_norm: reference working precision covers the input range", "[la
   const auto y = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 2}, {0x1p-1000, 0x1p1000})).at("y");
   CHECK(y.rounded.get(0) == -1.0);
   CHECK(y.rounded.get(1) == 1.0);
+  // f32 and bf16 inputs (scanned by their bits): the range from the smallest nonzero finite
+  // magnitude (a subnormal here) to the largest, zeros, infs and NaNs not counted, any sign:
+  // frexp exponents -148 (2^-149) and 128 (3e38): 276 + 24 + log2 8 + 1 = 304.
+  const std::vector<double> v = {0.0, -0x1p-149, 3e38, -1.5, INFINITY, NAN, -0.0, 2.0};
+  CHECK(reference::working_bits(row_problem(Op::layer_norm, DType::f32, {1, 8}, v)) == 276 + 24 + 3 + 1);
+  // bf16 (the same exponent range as f32, 8 bits): -0x1p-133 (frexp -132) .. -0x1p127 (128).
+  const std::vector<double> w = {0.0, -0x1p-133, -0x1p127, 1.0, -INFINITY, NAN, 0.5, 3.0};
+  CHECK(reference::working_bits(row_problem(Op::layer_norm, DType::bf16, {1, 8}, w)) == 260 + 8 + 3 + 1);
+  // every value zero or non-finite: the floor
+  CHECK(reference::working_bits(row_problem(Op::layer_norm, DType::f32, {1, 4}, {0.0, NAN, INFINITY, -0.0})) == 160 + 2);
 }
 
 TEST_CASE("layer_norm: cpu kernel within the default gate on random rows, every d and dtype", "[layer_norm][cpu]") {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstring>
 
 #include "spec/op_def.hpp"
 
@@ -18,12 +19,39 @@ int working_bits(const Problem& p) {
     prec = std::max(prec, format_info(t.dtype()).precision);
     n = std::max(n, t.size());
     const std::int64_t size = t.size();
-    for (std::int64_t i = 0; i < size; ++i) {
-      const double v = t.get(i);
-      if (v == 0 || !std::isfinite(v)) continue;
-      const int e = normcheck::detail::frexp_exponent(std::fabs(v));  // frexp's exponent
-      emax = std::max(emax, e);
-      emin = std::min(emin, e);
+    auto scan = [&](auto value) {  // value(i): element i as a double (no dtype switch per element)
+      for (std::int64_t i = 0; i < size; ++i) {
+        const double v = value(i);
+        if (v == 0 || !std::isfinite(v)) continue;
+        const int e = normcheck::detail::frexp_exponent(std::fabs(v));  // frexp's exponent
+        emax = std::max(emax, e);
+        emin = std::min(emin, e);
+      }
+    };
+    if (t.dtype() == DType::f32 || t.dtype() == DType::bf16) {
+      // binary32 and bfloat16 (a binary32's top half): the smallest and largest nonzero finite
+      // magnitude as the order of their bits (the order of the values for non-negative
+      // floats; inf and NaN lie above 0x7f7fffff), then frexp's exponent of just those two.
+      std::uint32_t lo = 0xffffffffu, hi = 0;
+      const bool f32 = t.dtype() == DType::f32;
+      for (std::int64_t i = 0; i < size; ++i) {
+        std::uint32_t u;
+        if (f32) std::memcpy(&u, t.as<float>() + i, 4);
+        else u = static_cast<std::uint32_t>(t.as<std::uint16_t>()[i]) << 16;
+        u &= 0x7fffffffu;
+        const bool counted = u != 0 && u <= 0x7f7fffffu;
+        lo = counted && u < lo ? u : lo;
+        hi = counted && u > hi ? u : hi;
+      }
+      if (hi != 0) {
+        float a, b;
+        std::memcpy(&a, &lo, 4);
+        std::memcpy(&b, &hi, 4);
+        emin = std::min(emin, normcheck::detail::frexp_exponent(static_cast<double>(a)));
+        emax = std::max(emax, normcheck::detail::frexp_exponent(static_cast<double>(b)));
+      }
+    } else {
+      scan([&t](std::int64_t i) { return t.get(i); });
     }
   }
   int log2m = 0;
