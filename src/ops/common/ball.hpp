@@ -186,6 +186,8 @@ class DDBall {
 
   friend DDBall sqrt(const DDBall& a);
   friend DDBall exp(const DDBall& z);
+  template <int N>
+  friend void exp_n(const DDBall* z, DDBall* out);
   friend DDBall expm1(const DDBall& z);
   friend bool row_moments(const DDBall* x, std::int64_t m, bool center, std::int64_t dof, DDBall& mu, DDBall& v, DDBall* d);
   friend DDBall abs(const DDBall& a) {
@@ -244,8 +246,15 @@ class DDBall {
   static DDBall add(const DDBall& a, const DDBall& b);
   static DDBall mul(const DDBall& a, const DDBall& b);
   static DDBall div(const DDBall& a, const DDBall& b);
-  static DDBall horner_inv_factorials(DDBall p, const DDBall& r, int hi, int lo);
-  static DDBall factorial_series(const DDBall& w, int lo, int dd_hi, int top, double slope, double konst);
+  template <int N>
+  static void horner_inv_factorials_n(DDBall* p, const DDBall* r, int hi, int lo);
+  template <int N>
+  static void factorial_series_n(const DDBall* w, int lo, int dd_hi, int top, double slope, double konst, DDBall* out);
+  static DDBall factorial_series(const DDBall& w, int lo, int dd_hi, int top, double slope, double konst) {
+    DDBall o;
+    factorial_series_n<1>(&w, lo, dd_hi, top, slope, konst, &o);
+    return o;
+  }
 
   double h_ = 0, l_ = 0, r_ = 0;
 };
@@ -427,12 +436,16 @@ inline const DDBall& exp2_256th(int j) {
 /// n = dd_hi + 1 to top by Horner in binary64 on w_h and the doubles of 1/n!, entering as a
 /// ball of radius (|w_l| + w_r) slope + konst (the caller's bound on that part's error, the
 /// series past `top` included, for every member of w's ball), then horner_inv_factorials down
-/// to lo.
-inline DDBall DDBall::factorial_series(const DDBall& w, int lo, int dd_hi, int top, double slope, double konst) {
+/// to lo. N series side by side (w[0..N), into out[0..N)): the same steps on each, interleaved.
+template <int N>
+inline void DDBall::factorial_series_n(const DDBall* w, int lo, int dd_hi, int top, double slope, double konst, DDBall* out) {
   const DDBall* c = &inv_factorial(0);  // the table's 26 balls
-  double t = c[top].h_;
-  for (int n = top - 1; n > dd_hi; --n) t = t * w.h_ + c[n].h_;
-  return horner_inv_factorials(DDBall(t, 0.0, ((std::fabs(w.l_) + w.r_) * slope + konst) * kUp), w, dd_hi, lo);
+  for (int k = 0; k < N; ++k) {
+    double t = c[top].h_;
+    for (int n = top - 1; n > dd_hi; --n) t = t * w[k].h_ + c[n].h_;
+    out[k] = DDBall(t, 0.0, ((std::fabs(w[k].l_) + w[k].r_) * slope + konst) * kUp);
+  }
+  horner_inv_factorials_n<N>(out, w, dd_hi, lo);
 }
 
 /// Horner on the balls 1/n!: p <- p r + inv_factorial(n) for n = hi, hi - 1, ..., lo (exp's and
@@ -445,51 +458,99 @@ inline DDBall DDBall::factorial_series(const DDBall& w, int lo, int dd_hi, int t
 /// |p r| <= 2^-4 c_(n+1) (1 + 2^-19) <= c_n / 8 and each sum lies in [c_n / 2, 2 c_n] with
 /// c_n >= 1/25! > 2^-84; each product lies in [2^-485, 1] or is exactly 0. The absolute
 /// error of an underflow in a low part's product is covered by kTiny, as in mul. Otherwise
-/// the generic operations run.
-inline DDBall DDBall::horner_inv_factorials(DDBall p, const DDBall& r, int hi, int lo) {
-  const bool r_ok = (r.h_ == 0 && r.l_ == 0) || (std::fabs(r.h_) >= 0x1p-400 && std::fabs(r.h_) <= 0x1p-5);
-  if (hi >= 25 || !r_ok || !(p.h_ >= 0x1p-60 && p.h_ <= 2 * inv_factorial(hi + 1).h_) || !(p.r_ <= 0x1p-40) || !(r.r_ <= 0x1p-20)) {
-    for (int n = hi; n >= lo; --n) p = p * r + inv_factorial(n);
-    return p;
+/// the generic operations run. N polynomials side by side (p[k] with r[k]): each step runs for
+/// every k before the next step, so the N independent latency chains overlap (dyt's pairs);
+/// each k's arithmetic is exactly the N = 1 sequence.
+template <int N>
+inline void DDBall::horner_inv_factorials_n(DDBall* p, const DDBall* r, int hi, int lo) {
+  const auto fast_ok = [&](int k) {
+    const bool r_ok = (r[k].h_ == 0 && r[k].l_ == 0) || (std::fabs(r[k].h_) >= 0x1p-400 && std::fabs(r[k].h_) <= 0x1p-5);
+    return hi < 25 && r_ok && p[k].h_ >= 0x1p-60 && p[k].h_ <= 2 * inv_factorial(hi + 1).h_ && p[k].r_ <= 0x1p-40 && r[k].r_ <= 0x1p-20;
+  };
+  bool all = true;
+  for (int k = 0; k < N; ++k) all = all && fast_ok(k);
+  if (!all) {
+    for (int k = 0; k < N; ++k) {
+      if constexpr (N > 1) {
+        if (fast_ok(k)) {
+          horner_inv_factorials_n<1>(p + k, r + k, hi, lo);
+          continue;
+        }
+      }
+      for (int n = hi; n >= lo; --n) p[k] = p[k] * r[k] + inv_factorial(n);
+    }
+    return;
   }
-  const double mr = std::fabs(r.h_) * (1 + 0x1p-52);
   const DDBall* cs = &inv_factorial(0);  // the table's 26 balls
-  double h = p.h_, l = p.l_, rad = p.r_;
-  for (int n = hi; n >= lo; --n) {
-    // mul(p, r): Algorithm 10
-    double ch, cl1, ph, pl;
-    dd::two_prod(h, r.h_, ch, cl1);
-    dd::fast_two_sum(ch, cl1 + (h * r.l_ + l * r.h_), ph, pl);
-    const double pr = (std::fabs(h) * (1 + 0x1p-52) * r.r_ + mr * rad + rad * r.r_ + kMul * std::fabs(ph) * (1 + 0x1p-52)) * kUp + kTiny;
-    // add(p r, c_n): Algorithm 6
-    const DDBall& c = cs[n];
-    double sh, sl, th, tl, vh, vl;
-    dd::two_sum(ph, c.h_, sh, sl);
-    dd::two_sum(pl, c.l_, th, tl);
-    dd::fast_two_sum(sh, sl + th, vh, vl);
-    dd::fast_two_sum(vh, tl + vl, h, l);
-    rad = (pr + c.r_ + kAdd * std::fabs(h) * (1 + 0x1p-52)) * kUp + kTiny;
+  double mr[N], h[N], l[N], rad[N];
+  for (int k = 0; k < N; ++k) {
+    mr[k] = std::fabs(r[k].h_) * (1 + 0x1p-52);
+    h[k] = p[k].h_;
+    l[k] = p[k].l_;
+    rad[k] = p[k].r_;
   }
-  return DDBall(h, l, rad);
+  for (int n = hi; n >= lo; --n) {
+    const DDBall& c = cs[n];
+    for (int k = 0; k < N; ++k) {
+      // mul(p, r): Algorithm 10
+      double ch, cl1, ph, pl;
+      dd::two_prod(h[k], r[k].h_, ch, cl1);
+      dd::fast_two_sum(ch, cl1 + (h[k] * r[k].l_ + l[k] * r[k].h_), ph, pl);
+      const double pr = (std::fabs(h[k]) * (1 + 0x1p-52) * r[k].r_ + mr[k] * rad[k] + rad[k] * r[k].r_ + kMul * std::fabs(ph) * (1 + 0x1p-52)) * kUp + kTiny;
+      // add(p r, c_n): Algorithm 6
+      double sh, sl, th, tl, vh, vl;
+      dd::two_sum(ph, c.h_, sh, sl);
+      dd::two_sum(pl, c.l_, th, tl);
+      dd::fast_two_sum(sh, sl + th, vh, vl);
+      dd::fast_two_sum(vh, tl + vl, h[k], l[k]);
+      rad[k] = (pr + c.r_ + kAdd * std::fabs(h[k]) * (1 + 0x1p-52)) * kUp + kTiny;
+    }
+  }
+  for (int k = 0; k < N; ++k) p[k] = DDBall(h[k], l[k], rad[k]);
+}
+
+/// exp of N balls side by side: out[k] = exp(z[k]), the same steps and bits as N calls of exp,
+/// with the polynomials' double-double chains interleaved (horner_inv_factorials_n) so that
+/// their latencies overlap (dyt evaluates pairs, issue 15). Throws Uncertain where any
+/// element's exp would.
+template <int N>
+inline void exp_n(const DDBall* z, DDBall* out) {
+  const DDBall L(0x1.62e42fefa39efp-9, 0x1.abc9e3b39803fp-64, 0x1p-117);
+  DDBall r[N];
+  double kd[N];
+  bool special[N];
+  for (int k = 0; k < N; ++k) {
+    special[k] = std::isnan(z[k].h_) || z[k].exact_zero();
+    kd[k] = 0;
+    if (special[k]) {  // NaN stays NaN, exp(+-0) = 1; r = 0 runs through the shared steps unused
+      out[k] = std::isnan(z[k].h_) ? z[k] : DDBall(1.0);
+      r[k] = DDBall(0.0);
+      continue;
+    }
+    if (!(std::fabs(z[k].h_) <= 600) || !(z[k].r_ <= 0x1p-20)) throw Uncertain{__LINE__};
+    kd[k] = std::nearbyint(z[k].h_ * 369.3299304675746);  // 256 / ln2 (any k: r is checked)
+    r[k] = kd[k] == 0 ? z[k] : z[k] - DDBall(kd[k]) * L;
+    if (!(std::fabs(r[k].h_) <= 0.00136)) throw Uncertain{__LINE__};
+  }
+  DDBall p[N];
+  DDBall::factorial_series_n<N>(r, 0, 4, 9, 0x1p-9, 0x1p-56, p);  // E_Q above
+  for (int k = 0; k < N; ++k) {
+    if (special[k]) continue;
+    const auto kk = static_cast<std::int64_t>(kd[k]);
+    const int j = static_cast<int>(kk & 255);
+    const int q = static_cast<int>((kk - j) / 256);
+    const DDBall pj = p[k] * exp2_256th(j);
+    // |q| <= 866: 2^q is a normal double, so each product is ldexp's correctly rounded scaling
+    // (exact unless it underflows, whose absolute error result()'s kTiny covers, as before).
+    const double s = ::normcheck::detail::pow2(q);
+    out[k] = DDBall::result(pj.h_ * s, pj.l_ * s, pj.r_ * s);
+  }
 }
 
 inline DDBall exp(const DDBall& z) {
-  if (std::isnan(z.h_)) return z;
-  if (z.exact_zero()) return DDBall(1.0);
-  if (!(std::fabs(z.h_) <= 600) || !(z.r_ <= 0x1p-20)) throw Uncertain{__LINE__};
-  const double kd = std::nearbyint(z.h_ * 369.3299304675746);  // 256 / ln2 (any k: r is checked)
-  const DDBall L(0x1.62e42fefa39efp-9, 0x1.abc9e3b39803fp-64, 0x1p-117);
-  const DDBall r = kd == 0 ? z : z - DDBall(kd) * L;
-  if (!(std::fabs(r.h_) <= 0.00136)) throw Uncertain{__LINE__};
-  DDBall p = DDBall::factorial_series(r, 0, 4, 9, 0x1p-9, 0x1p-56);  // E_Q above
-  const auto k = static_cast<std::int64_t>(kd);
-  const int j = static_cast<int>(k & 255);
-  const int q = static_cast<int>((k - j) / 256);
-  p = p * exp2_256th(j);
-  // |q| <= 866: 2^q is a normal double, so each product is ldexp's correctly rounded scaling
-  // (exact unless it underflows, whose absolute error result()'s kTiny covers, as before).
-  const double s = ::normcheck::detail::pow2(q);
-  return DDBall::result(p.h_ * s, p.l_ * s, p.r_ * s);
+  DDBall out;
+  exp_n<1>(&z, &out);
+  return out;
 }
 
 inline DDBall expm1(const DDBall& z) {
