@@ -10,6 +10,7 @@
 #include <cstring>
 #include <array>
 #include <random>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -383,13 +384,28 @@ TEST_CASE("reference fast path: problems drawn for every op, dtype and regime, b
   // and non-finite rows; every eps regime; the op's own convention choices), at random widths
   // 1..96 and group counts: NORMCHECK_EQUIV_ROWS normalization groups ("rows") per op and x
   // dtype (default 300). The run at scale is README's "Equivalence at scale".
+  // NORMCHECK_EQUIV_OPS=dyt,layer_norm limits it to those ops (each must be one with the fast
+  // path, and each is then required to have run: a typo cannot pass as "nothing to check").
   const std::int64_t want = env_rows(300);
+  std::set<std::string> only;
+  if (const char* e = std::getenv("NORMCHECK_EQUIV_OPS")) {
+    std::string s = e;
+    for (std::size_t b = 0; b <= s.size();) {
+      const std::size_t c = std::min(s.find(',', b), s.size());
+      if (c > b) only.insert(s.substr(b, c - b));
+      b = c + 1;
+    }
+    REQUIRE(!only.empty());
+  }
   std::mt19937_64 g(20261205);
   const auto& regimes = all_regimes();
   const auto& eps_regimes = all_eps_regimes();
   std::int64_t ops_checked = 0;
+  std::set<std::string> ran;
   for (Op op : ops::all()) {
     if (!fast_op(op) || !op.def().sample) continue;
+    if (!only.empty() && !only.count(std::string(op.name()))) continue;
+    ran.insert(std::string(op.name()));
     for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
       const std::uint64_t before_c = reference::fast_path_counts().certified, before_r = reference::fast_path_counts().recomputed;
       std::int64_t rows = 0, diffs = 0, draws = 0, refused = 0;
@@ -434,7 +450,8 @@ TEST_CASE("reference fast path: problems drawn for every op, dtype and regime, b
       ++ops_checked;
     }
   }
-  CHECK(ops_checked >= 4 * 12);
+  if (only.empty()) CHECK(ops_checked >= 4 * 12);
+  else CHECK(ran == only);  // every op named ran (an unknown or slow-path-only name fails)
 }
 
 TEST_CASE("reference fast path: fused residual adds on random and adversarial rows, bit for bit", "[reference][fastpath]") {
