@@ -20,6 +20,7 @@
 #include "ops/common/precision.hpp"
 #include "checks/budget.hpp"
 #include "ops/common/row_norm.hpp"
+#include "ops/dyt/reference.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "spec/sample.hpp"
@@ -191,6 +192,55 @@ TEST_CASE("ddball: TwoProduct by FMA and by Dekker's split give the same exact e
 #if defined(__x86_64__) && defined(__GNUC__)
   CHECK((reference::dd::kHardwareFma || !__builtin_cpu_supports("fma")));  // the fast way where there is one
 #endif
+}
+
+TEST_CASE("ddball: dyt's pairs and exp_n<2> give each element's single evaluation bit for bit", "[reference][fastpath]") {
+  // dyt_terms_pair interleaves two elements' exps (exp_n<2>); every part of every result (midpoint,
+  // low part, radius, the binary64 terms) and every Uncertain must be what one dyt_terms call
+  // gives. Arguments: every branch (NaN, +-inf, +-0, a ball around 0, the series below
+  // 2|z| = 1/64, the exp branch, saturation past 300, out of range) in every combination,
+  // and random ones.
+  using reference::detail::DytTerms;
+  std::vector<DDBall> zs = {DDBall(NAN), DDBall(INFINITY), DDBall(-INFINITY), DDBall(0.0), DDBall(-0.0),
+                            DDBall(1.0) - DDBall(3.0) * (DDBall(1.0) / DDBall(3.0)),  // a ball around 0
+                            DDBall(0x1p-8), DDBall(-0.0078125), DDBall(0.0078125), DDBall(0.5) / DDBall(3.0), DDBall(-2.5),
+                            DDBall(20.0) / DDBall(7.0), DDBall(299.9), DDBall(300.5), DDBall(-1e5), DDBall(0x1p-950)};
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int i = 0; i < 4000; ++i) zs.push_back(DDBall(std::ldexp(u(g), static_cast<int>(g() % 14) - 8)) * (DDBall(1.0) + DDBall(u(g)) / DDBall(3.0)));
+  const auto single = [](const DDBall& z, DytTerms<DDBall>& t) {
+    try {
+      t = reference::detail::dyt_terms(z);
+      return 0;
+    } catch (const Uncertain& e) {
+      return e.line;
+    }
+  };
+  const auto same = [](const DytTerms<DDBall>& a, const DytTerms<DDBall>& b) {
+    auto bits = [](double v) { std::uint64_t u; std::memcpy(&u, &v, 8); return u; };
+    return bits(a.t.hi()) == bits(b.t.hi()) && bits(a.t.lo()) == bits(b.t.lo()) && bits(a.t.radius()) == bits(b.t.radius()) &&
+           bits(a.s) == bits(b.s) && bits(a.sz) == bits(b.sz);
+  };
+  int paired = 0;
+  for (std::size_t i = 0; i < zs.size(); ++i)
+    for (std::size_t j : {i, (i + 1) % zs.size(), (i * 7 + 3) % zs.size(), std::size_t{0}, std::size_t{5}, std::size_t{9}}) {
+      DytTerms<DDBall> s0, s1, p0, p1;
+      const int u0 = single(zs[i], s0), u1 = single(zs[j], s1);
+      bool threw = false;
+      try {
+        reference::detail::dyt_terms_pair(zs[i], zs[j], p0, p1);
+      } catch (const Uncertain&) {
+        threw = true;
+      }
+      INFO(i << " " << j << " " << zs[i].hi() << " " << zs[j].hi());
+      REQUIRE(threw == (u0 != 0 || u1 != 0));
+      if (threw) continue;
+      REQUIRE(same(s0, p0));
+      REQUIRE(same(s1, p1));
+      paired += std::isfinite(zs[i].hi()) && std::isfinite(zs[j].hi()) && 2 * std::fabs(zs[i].hi()) >= 0.015625 &&
+                2 * std::fabs(zs[j].hi()) >= 0.015625 && std::fabs(zs[i].hi()) < 300 && std::fabs(zs[j].hi()) < 300;
+    }
+  CHECK(paired > 10000);  // most pairs took exp_n<2>
 }
 
 TEST_CASE("ddball: radii bound the error of every operation on random operands", "[reference][fastpath]") {
