@@ -2,12 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include <fmt/format.h>
 
 #include "spec/backend.hpp"
 #include "test_util.hpp"
 #include "backends/registry.hpp"
+#include "checks/metrics.hpp"
 
 using namespace normcheck;
 using test::row_problem;
@@ -53,21 +55,60 @@ TEST_CASE("layer_norm: one value per row has condition magnitude |beta|, whateve
   CHECK(c2.cond[1] == Approx(5.0));
 }
 
-TEST_CASE("reference: long-double exact values only for f64 outputs, exact_at reads either form", "[layer_norm][reference]") {
-  // An f32 output keeps binary64 exact values alone (16 bytes per element less for a large
-  // case); an f64 output also keeps the long doubles, whose 11 extra bits its ULP error needs.
+TEST_CASE("reference: long-double exact values as tails beside binary64, bit for bit", "[layer_norm][reference]") {
+  // A non-f64 output keeps each long double as a 4-byte tail beside its binary64 rounding
+  // (16 bytes per element less for a large case); exact_at() restores the long double bit for
+  // bit, so a value just below 2^k keeps the spacing below 2^k (a 1-ULP error there read 0.5
+  // ULP when only binary64 was kept: a review found it). An f64 output keeps the long doubles.
   const auto f = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f32, {1, 3}, {1, 2, 3})).at("y");
+  const auto d = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3})).at("y");
   CHECK(f.exact.empty());
   REQUIRE(f.size() == 3);
-  CHECK(f.exact64.size() == 3);
-  CHECK(f.exact_at(0) == static_cast<long double>(-1.224744871391589049));  // RN64 of -sqrt(3/2)
-  CHECK(f.exact_values() == std::vector<long double>(f.exact64.begin(), f.exact64.end()));
-  const auto d = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 3}, {1, 2, 3})).at("y");
+  REQUIRE(f.tail.size() == 3);
   REQUIRE(d.exact.size() == 3);
-  CHECK(d.size() == 3);
-  CHECK(d.exact_at(0) == d.exact[0]);
-  CHECK(d.exact[0] != static_cast<long double>(d.exact64[0]));  // -sqrt(3/2) needs more than 53 bits
+  CHECK(d.tail.empty());
+  for (std::size_t i = 0; i < 3; ++i) CHECK(f.exact_at(i) == d.exact_at(i));  // the same exact values
+  CHECK(f.exact_at(0) != static_cast<long double>(f.exact64[0]));           // -sqrt(3/2) needs more than 53 bits
   CHECK(std::fabs(d.exact[0] + 1.2247448713915890490986420373529456959L) < 1e-18L);
+  CHECK(f.exact_values() == d.exact_values());
+  // tail_of/exact_at on long doubles L with r = RN53(L): random significands at every
+  // exponent, values just below and above powers of two, exact doubles, the ends of the range.
+  std::mt19937_64 g(5);
+  std::vector<long double> ls = {0.0L, -0.0L, 1.0L, 1.0L - 0x1p-64L, 1.0L + 0x1p-63L, -(1.0L - 0x1p-60L), 0x1p-1022L * (1 + 0x1p-60L),
+                                 0x1p-1030L * 1.25L, 0x1.fffffffffffff8p1023L, 0x1p1024L, static_cast<long double>(INFINITY)};
+  for (int k = 0; k < 100000; ++k) {
+    const long double m = 1.0L + static_cast<long double>(g() >> 1) * 0x1p-63L;  // [1, 2): 64 random bits
+    ls.push_back(std::ldexp(k % 2 ? -m : m, static_cast<int>(g() % 2000) - 1000));
+  }
+  for (long double L : ls) {
+    reference::ExactOutput o;
+    o.exact64 = {static_cast<double>(L)};
+    o.tail = {reference::ExactOutput::tail_of(L, o.exact64[0])};
+    INFO(static_cast<double>(L));
+    const double r = o.exact64[0];
+    if (std::fabs(r) >= 0x1p-1022 && std::isfinite(r)) REQUIRE((o.exact_at(0) == L && std::signbit(o.exact_at(0)) == std::signbit(L)));
+    else REQUIRE(o.exact_at(0) == static_cast<long double>(r));  // outside binary64's normal range: the binary64 value
+  }
+}
+
+TEST_CASE("metrics: the wrong neighbour of a result just below 1 is 1 ULP off, not 0.5", "[layer_norm][metrics]") {
+  // x = [-1e6, 1e6], eps = 1e-5: y = +-1/sqrt(1 + 1e-17) = +-(1 - 5e-18), whose binary64
+  // rounding is exactly 1; the correct f32 result is +-1. A backend returning +-(1 - 2^-24)
+  // is one ULP of the spacing below 1 off. Measured against binary64 alone it read 0.5 ULP
+  // and stab 1 (a false pass of an ulp <= 0.5 gate; a review found it): the long double's tail
+  // keeps the exact value's side of 1.
+  const Problem p = row_problem(Op::layer_norm, DType::f32, {1, 2}, {-1e6, 1e6}, 1e-5);
+  const auto ref = reference::evaluate_exact(p).at("y");
+  REQUIRE(ref.rounded.get(1) == 1.0);
+  REQUIRE(ref.exact64[1] == 1.0);
+  CHECK(ref.exact_at(1) < 1.0L);
+  const Tensor wrong = Tensor::from_doubles(DType::f32, {1, 2}, {-(1 - 0x1p-24), 1 - 0x1p-24});
+  const MetricSet m = measure(wrong, ref, DType::f32, DType::f32);
+  CHECK(m.ulp.value > 0.99);
+  CHECK(m.stab.value > 1.1);
+  const MetricSet ok = measure(ref.rounded, ref, DType::f32, DType::f32);
+  CHECK(ok.ulp.value <= 0.5);
+  CHECK(ok.stab.value <= 1.0);
 }
 
 TEST_CASE("layer_norm: [1,2,3,4], [1,3], [11,13], [101,102,103]", "[layer_norm][worked]") {

@@ -137,6 +137,9 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK(six.radius() >= 2 * third.radius());
   CHECK(six.radius() <= 2 * third.radius() * (1 + 0x1p-49) + 0x1p-999);
   CHECK_THROWS_AS(ldexp(DDBall(1.0) + DDBall(0x1p-100), -1000), Uncertain);
+  // a low part that underflows to 0 entirely (2^-800 + 2^-1074 scaled by 2^-100: a review found
+  // it came back as the exact 2^-900)
+  CHECK_THROWS_AS(ldexp(DDBall(0x1p-800) + DDBall(0x1p-1074), -100), Uncertain);
   CHECK(std::signbit(static_cast<double>(ldexp(DDBall(-0.0), 3))));
   // Signs of zero as IEEE (and MPFR): -0 - 0 = -0, -0 / 2 = -0, and so as a long double.
   CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));

@@ -116,7 +116,7 @@ class LiteralCheck final : public Check {
       return;
     }
     // The literal values stand in for the exact ones, judged by the case's gate.
-    ExactOutput lit{rr.rounded, {}, rr.cond, {}};
+    ExactOutput lit{rr.rounded, {}, rr.cond, {}, {}};
     for (double v : values_) lit.exact.push_back(v);
     const MetricSet ls = measure(got, lit, odt, p.conv.acc_dtype);
     const double v = ls.value(e.gate.metric);

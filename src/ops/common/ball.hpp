@@ -200,7 +200,7 @@ class DDBall {
   friend DDBall ldexp(const DDBall& a, int k) {
     if (!std::isfinite(a.h_) || a.exact_zero()) return DDBall(a.h_ * ::normcheck::detail::pow2(k), a.l_, a.r_);
     const double s = ::normcheck::detail::pow2(k), h = a.h_ * s, l = a.l_ * s;
-    if (l != 0 && !(std::fabs(l) >= 0x1p-1022)) throw Uncertain{__LINE__};  // l lost bits
+    if (a.l_ != 0 && !(std::fabs(l) >= 0x1p-1022)) throw Uncertain{__LINE__};  // l lost bits (or all of them)
     return a.r_ == 0 ? exact(h, l) : result(h, l, a.r_ * s);
   }
   friend bool isfinite(const DDBall& a) { return std::isfinite(a.h_); }

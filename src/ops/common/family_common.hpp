@@ -28,19 +28,25 @@ std::vector<T> load_all(const Tensor* t) {
 /// An output of shape s in dtype dt, to be filled by put(): the long doubles only for an f64
 /// output (spec/exact.hpp ExactOutput).
 inline ExactOutput make_output(DType dt, const Shape& s) {
-  ExactOutput o{Tensor(dt, s), {}, {}, {}};
+  ExactOutput o{Tensor(dt, s), {}, {}, {}, {}};
   if (dt == DType::f64) o.exact.resize(static_cast<std::size_t>(numel(s)));
+  else o.tail.resize(static_cast<std::size_t>(numel(s)));
   o.exact64.resize(static_cast<std::size_t>(numel(s)));
   o.cond.resize(static_cast<std::size_t>(numel(s)));
   return o;
 }
 
 /// Stores the exact value v of element i of a make_output() output: rounded once to binary64
-/// and, where the output keeps them, to a long double (not its rounding to the output dtype).
+/// and once to a long double, kept as such (f64 outputs) or as its tail against the binary64
+/// (spec/exact.hpp); not its rounding to the output dtype.
 template <class T>
 void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
-  if (!o.exact.empty()) o.exact[static_cast<std::size_t>(i)] = static_cast<long double>(v);
-  o.exact64[static_cast<std::size_t>(i)] = round_to(DType::f64, v);
+  const auto k = static_cast<std::size_t>(i);
+  const long double L = static_cast<long double>(v);
+  const double r = round_to(DType::f64, v);
+  o.exact64[k] = r;
+  if (!o.exact.empty()) o.exact[k] = L;
+  else o.tail[k] = ExactOutput::tail_of(L, r);
 }
 
 /// Stores the exact value v of element i (put_exact), rounded once (RNE) to the output dtype,
