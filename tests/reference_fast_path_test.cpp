@@ -246,6 +246,58 @@ TEST_CASE("ddball: dyt's pairs and exp_n<2> give each element's single evaluatio
   CHECK(paired > 10000);  // most pairs took exp_n<2>
 }
 
+TEST_CASE("ddball: the long double's tail from binary64 arithmetic equals the long double conversion's", "[reference][fastpath]") {
+  // long_double_tail(ball, r64) against ExactOutput::tail_of(long double(ball), r64): both
+  // decided -> the same tail; the binary64 form may decline (Uncertain) only where the ball
+  // lies within its radius of a long double rounding boundary or of r64 itself at a power of
+  // two. Balls: random double-words, double-words just above and below powers of two, long
+  // double midpoints (exact, and with a radius), exact doubles, both signs.
+  std::mt19937_64 g(17);
+  std::uniform_real_distribution<double> u(1, 2);
+  int decided = 0, declined = 0;
+  auto one = [&](const DDBall& x) {
+    double r64;
+    try {
+      r64 = static_cast<double>(x);
+    } catch (const Uncertain&) {
+      return;
+    }
+    float want;
+    try {
+      want = ExactOutput::tail_of(static_cast<long double>(x), r64);
+    } catch (const Uncertain&) {
+      return;  // the long double itself undecided: nothing to compare
+    }
+    try {
+      const float got = reference::long_double_tail(x, r64);
+      INFO(x.hi() << " " << x.lo() << " " << x.radius());
+      REQUIRE(got == want);
+      ++decided;
+    } catch (const Uncertain&) {
+      ++declined;
+    }
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const int e = static_cast<int>(g() % 200) - 100;
+    const double h = std::ldexp(i % 5 == 0 ? 1.0 : u(g), e) * (g() % 2 ? 1 : -1);
+    const int k = static_cast<int>(g() % 30);
+    // low parts: random, the long double grid's multiples and midpoints (2^-64, 2^-65 of h), tiny
+    double l = std::ldexp(u(g) - 1.5, e - 53 - k % 4);
+    if (k == 4) l = std::ldexp(static_cast<double>(static_cast<int>(g() % 4096) - 2048), e - 64);
+    if (k == 5) l = std::ldexp(static_cast<double>(static_cast<int>(g() % 4096) - 2048) + 0.5, e - 64);
+    if (k == 6) l = std::ldexp(static_cast<double>(static_cast<int>(g() % 4096) - 2048) + 0.5, e - 65);
+    if (k == 7) l = 0;
+    if (k == 8) l = std::ldexp(u(g), e - 120);
+    const DDBall exact = DDBall(h) + DDBall(l);  // TwoSum: an exact double-word
+    one(exact);
+    one(exact * (DDBall(1.0) + DDBall(0x1p-90)));  // with a radius
+    one(DDBall(h) * (DDBall(1.0) / DDBall(3.0)) * DDBall(3.0));  // near h, radius
+  }
+  INFO("decided " << decided << ", declined " << declined);
+  CHECK(decided > 300000);
+  CHECK(declined < decided / 50);
+}
+
 TEST_CASE("ddball: radii bound the error of every operation on random operands", "[reference][fastpath]") {
   // Each result's exact value (MPFR at 256 bits on the same midpoints) lies in the ball.
   using M = reference::detail::mp256;

@@ -56,6 +56,7 @@
 #include <limits>
 
 #include "core/dtype.hpp"
+#include "spec/exact.hpp"
 
 namespace normcheck::reference {
 
@@ -774,6 +775,41 @@ inline double round_to(DType t, const DDBall& x) {
 inline double round_to(DType t, const DDBall& x, Rounding mode) {
   if (mode != Rounding::nearest_even) throw Uncertain{__LINE__};
   return round_to(t, x);
+}
+
+/// The exact value's long double L = RN64(x) kept as its tail against r64 = RN53(x) (the
+/// caller's certified binary64 rounding): (L - r64) 2^-E, E = r64's binary exponent
+/// (spec/exact.hpp ExactOutput::tail_of, which the MPFR path uses on its long double), from
+/// the ball in binary64 arithmetic (x87 long doubles were 15% of the row norms' time).
+/// With delta = x - r64 (|delta| <= ulp53(r64)/2), L - r64 is delta rounded to nearest-even
+/// on the long double grid beside r64: multiples of u = 2^(E-63), or of u/2 on the smaller-
+/// magnitude side of an r64 that is a power of two (the binade below); r64 is an even
+/// multiple of either, so the parity of the multiple is L's last bit and the rounding is
+/// nearbyint's (ties to even) of delta / u. delta's ball: delta_mid = (h - r64) + l (h - r64
+/// exact, Sterbenz; the sum one rounding, <= 2^-53 |delta_mid|, none when h = r64), radius
+/// (r + 2^-51 |delta_mid|) (1 + 2^-50), covering that rounding and the two of delta_mid +-
+/// radius; radius 0 for an exact ball with h = r64 (delta_mid = l exactly: an exact tie of the
+/// long double grid then rounds to even as the conversion does). The tail is monotone in x,
+/// so equal tails at both ends decide every point; else Uncertain.
+/// |r64| outside [2^-900, 2^900] (or not finite): from the long double conversion.
+inline float long_double_tail(const DDBall& x, double r64) {
+  const double ar = std::fabs(r64);
+  if (!(ar >= 0x1p-900 && ar <= 0x1p900) || !(std::fabs(x.hi()) >= 0x1p-900)) return ExactOutput::tail_of(static_cast<long double>(x), r64);
+  std::uint64_t b;
+  std::memcpy(&b, &r64, sizeof b);
+  const int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;     // r64 = +-m 2^e, m in [1, 2)
+  const bool pow2 = (b & ((std::uint64_t{1} << 52) - 1)) == 0;    // |r64| = 2^e
+  const double dm = (x.hi() - r64) + x.lo();
+  const double rad = x.radius() == 0 && x.hi() == r64 ? 0.0 : (x.radius() + std::fabs(dm) * 0x1p-51) * (1 + 0x1p-50);
+  const double coarse = ::normcheck::detail::pow2(63 - e), fine = ::normcheck::detail::pow2(64 - e);
+  const auto tail = [&](double d) -> float {  // the tail of r64 + d
+    const bool below = pow2 && d != 0 && std::signbit(d) != std::signbit(r64);
+    const double n = std::nearbyint(d * (below ? fine : coarse));  // exact scalings; |n| <= 2^11 + 1
+    return static_cast<float>(below ? n * 0x1p-64 : n * 0x1p-63);
+  };
+  const float lo = tail(dm - rad), hi = tail(dm + rad);
+  if (lo != hi) throw Uncertain{__LINE__};
+  return lo;
 }
 
 }  // namespace normcheck::reference

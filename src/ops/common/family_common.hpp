@@ -36,18 +36,25 @@ inline ExactOutput make_output(DType dt, const Shape& s) {
   return o;
 }
 
+/// The tail of v's long double against its binary64 rounding r (ExactOutput::tail_of); the
+/// certified path's DDBall overload (ball.hpp) forms it without long double arithmetic.
+template <class T>
+float long_double_tail(const T& v, double r) {
+  return ExactOutput::tail_of(static_cast<long double>(v), r);
+}
+
 /// Stores the exact value v of element i of a make_output() output: rounded once to binary64
 /// and once to a long double, kept as such (f64 outputs) or as its tail against the binary64
 /// (spec/exact.hpp); not its rounding to the output dtype.
 template <class T>
 void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
   const auto k = static_cast<std::size_t>(i);
-  const long double L = static_cast<long double>(v);
   const double r = round_to(DType::f64, v);
   o.exact64[k] = r;
-  if (!o.exact.empty()) o.exact[k] = L;
-  else o.tail[k] = ExactOutput::tail_of(L, r);
+  if (!o.exact.empty()) o.exact[k] = static_cast<long double>(v);
+  else o.tail[k] = long_double_tail(v, r);
 }
+
 
 /// Stores the exact value v of element i (put_exact), rounded once (RNE) to the output dtype,
 /// with its condition magnitude c (absolute units).
