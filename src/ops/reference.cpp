@@ -51,7 +51,8 @@ int working_bits(const Problem& p) {
         emax = std::max(emax, normcheck::detail::frexp_exponent(static_cast<double>(b)));
       }
     } else {
-      scan([&t](std::int64_t i) { return t.get(i); });
+      const Tensor& tensor = t;  // (clang before 16 cannot capture a structured binding: P1091)
+      scan([&tensor](std::int64_t i) { return tensor.get(i); });
     }
   }
   int log2m = 0;
