@@ -804,11 +804,16 @@ inline float long_double_tail(const DDBall& x, double r64) {
   const double coarse = ::normcheck::detail::pow2(63 - e), fine = ::normcheck::detail::pow2(64 - e);
   const auto tail = [&](double d) -> float {  // the tail of r64 + d
     const bool below = pow2 && d != 0 && std::signbit(d) != std::signbit(r64);
-    const double n = std::nearbyint(d * (below ? fine : coarse));  // exact scalings; |n| <= 2^11 + 1
+    // d / spacing (an exact scaling, |v| <= 2^11 + 1) to the nearest integer, ties to even:
+    // v + 1.5 2^52 lies in the binade of spacing 1, so the sum rounds v to an integer (the
+    // default rounding mode) and the subtraction is exact (nearbyint was a library call).
+    const double v = d * (below ? fine : coarse);
+    const double n = (v + 0x1.8p52) - 0x1.8p52;
     return static_cast<float>(below ? n * 0x1p-64 : n * 0x1p-63);
   };
-  const float lo = tail(dm - rad), hi = tail(dm + rad);
-  if (lo != hi) throw Uncertain{__LINE__};
+  const float lo = tail(dm - rad);
+  if (rad == 0) return lo;
+  if (tail(dm + rad) != lo) throw Uncertain{__LINE__};
   return lo;
 }
 
