@@ -3,12 +3,11 @@
 #pragma once
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
 #include "core/tensor.hpp"
 
 namespace normcheck {
@@ -41,26 +40,16 @@ struct ExactOutput {
     if (!exact.empty()) return exact[i];
     const double r = exact64[i];
     if (tail.empty() || tail[i] == 0) return r;
-    std::uint64_t b;
-    std::memcpy(&b, &r, sizeof b);
-    const int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;  // r normal here (tail_of)
-    std::uint64_t sb = static_cast<std::uint64_t>(e + 1023) << 52;
-    double scale;
-    std::memcpy(&scale, &sb, sizeof scale);
-    return static_cast<long double>(r) + static_cast<long double>(tail[i]) * static_cast<long double>(scale);  // exact
+    const int e = detail::frexp_exponent(std::fabs(r)) - 1;  // r = +-m 2^e, m in [1, 2); normal here (tail_of)
+    return static_cast<long double>(r) + static_cast<long double>(tail[i]) * static_cast<long double>(detail::pow2(e));  // exact
   }
   /// The tail of long double L against its binary64 rounding r (see above); 0 where not kept.
   static float tail_of(long double L, double r) {
-    if (!(std::fabs(r) >= 0x1p-1022) || !(std::fabs(r) <= 0x1.fffffffffffffp1023) || !(std::fabs(L) < 0x1p1024L)) return 0;
-    std::uint64_t b;
-    std::memcpy(&b, &r, sizeof b);
+    if (!(std::fabs(r) >= 0x1p-1022) || !std::isfinite(r) || !(std::fabs(L) < 0x1p1024L)) return 0;
     // 2^-e as a double (subnormal for e = 1023: still exact), no ldexpl call (it was 17% of
     // the reference's time); L - r is exact (Sterbenz), the scaling exact in long double.
-    const int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;
-    const std::uint64_t sb = e > -1023 && e < 1023 ? static_cast<std::uint64_t>(1023 - e) << 52 : std::uint64_t{1} << 51;  // 2^-e
-    double inv;
-    std::memcpy(&inv, &sb, sizeof inv);
-    const long double s = (L - static_cast<long double>(r)) * static_cast<long double>(inv);
+    const int e = detail::frexp_exponent(std::fabs(r)) - 1;
+    const long double s = (L - static_cast<long double>(r)) * static_cast<long double>(detail::pow2(-e));
     return static_cast<float>(s);  // 0, or <= 12 significant bits in [2^-65, 2^-52]: exact
   }
   /// Every exact value as a long double (a copy; for probes and tests on small outputs).

@@ -55,7 +55,6 @@ void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
   else o.tail[k] = long_double_tail(v, r);
 }
 
-
 /// Stores the exact value v of element i (put_exact), rounded once (RNE) to the output dtype,
 /// with its condition magnitude c (absolute units).
 template <class T>
