@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <new>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -70,8 +71,13 @@ class Tensor {
   DType dtype_ = DType::f32;
   Shape shape_;
   /// Default-initializes on resize (no zero fill); the zeroing constructor fills explicitly.
+  /// Storage starts on a 64-byte boundary (a cache line, an AVX-512 vector): a kernel's rows
+  /// of 64-byte multiples then fill whole lines, which its streaming stores need (issue 15).
   struct NoFill : std::allocator<unsigned char> {
     template <class U> struct rebind { using other = NoFill; };
+    static constexpr std::align_val_t kAlign{64};
+    unsigned char* allocate(std::size_t n) { return static_cast<unsigned char*>(::operator new(n, kAlign)); }
+    void deallocate(unsigned char* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
     void construct(unsigned char* p) noexcept { ::new (static_cast<void*>(p)) unsigned char; }
     void construct(unsigned char* p, unsigned char v) noexcept { ::new (static_cast<void*>(p)) unsigned char(v); }
   };
