@@ -165,9 +165,14 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
               INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
                                  << static_cast<int>(af) << " fill " << fill);
-              Tensor ycheck(yt, {rows, m});
+              // Each way of storing y (ordinary stores; a block buffer with streaming stores
+              // where this CPU has them, whose heads and tails at unaligned row starts these
+              // widths reach): the same bits.
+              Tensor ycheck(yt, {rows, m}), ybuf(yt, {rows, m});
               Tensor mean(DType::f32, {rows}), rstd(DType::f32, {rows});
-              REQUIRE(d::normalize_rows_fast(p, ycheck, op == Op::layer_norm, &mean, &rstd));  // the path taken
+              REQUIRE(d::normalize_rows_fast(p, ycheck, op == Op::layer_norm, &mean, &rstd, d::RowStore::ordinary));  // the path taken
+              ybuf.poison();
+              REQUIRE(d::normalize_rows_fast(p, ybuf, op == Op::layer_norm, nullptr, nullptr, d::RowStore::buffered));
               const Outputs o = run(p);
               std::vector<float> g, b;
               for (std::int64_t j = 0; af != Affine::none && j < m; ++j) g.push_back(static_cast<float>(p.input("gamma")->get(j)));
@@ -180,6 +185,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                   INFO("row " << r << " j " << j);
                   REQUIRE(same_bits(o.at("y").get(r * m + j), want.y[static_cast<std::size_t>(j)]));
                   REQUIRE(same_bits(ycheck.get(r * m + j), want.y[static_cast<std::size_t>(j)]));
+                  REQUIRE(same_bits(ybuf.get(r * m + j), want.y[static_cast<std::size_t>(j)]));
                 }
                 REQUIRE(same_bits(o.at("rstd").get(r), round_to(o.at("rstd").dtype(), want.rstd)));
                 if (op == Op::layer_norm) REQUIRE(same_bits(o.at("mean").get(r), round_to(o.at("mean").dtype(), want.mean)));
@@ -212,7 +218,10 @@ TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits, other problems tak
     const Outputs one = run(p);
     omp_set_num_threads(2);
     const Outputs two = run(p);
+    Tensor streamed(xt, one.at("y").shape());  // both threads' streaming stores, fenced
+    REQUIRE(d::normalize_rows_fast(p, streamed, true, nullptr, nullptr, d::RowStore::buffered));
     omp_set_num_threads(before);
+    CHECK(std::memcmp(one.at("y").data(), streamed.data(), streamed.nbytes()) == 0);
     REQUIRE(one.at("y").nbytes() == two.at("y").nbytes());
     CHECK(std::memcmp(one.at("y").data(), two.at("y").data(), one.at("y").nbytes()) == 0);
     CHECK(std::memcmp(one.at("rstd").data(), two.at("rstd").data(), one.at("rstd").nbytes()) == 0);
@@ -225,4 +234,55 @@ TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits, other problems tak
   r.conv.normalized_dtype = DType::bf16;
   CHECK_FALSE(d::normalize_rows_fast(r, y, true, nullptr, nullptr));
   CHECK_FALSE(d::normalize_rows_fast(make(Op::layer_norm, DType::f64, DType::f64, 2, 8, Affine::none, 0, 1), y, true, nullptr, nullptr));
+}
+
+TEST_CASE("cpu fast rows: the streaming block stores round as the scalar conversions, at every alignment", "[cpu][fast]") {
+  // Binary32 values around every bf16 boundary: each of the 65536 high halves with low halves
+  // 0, 1, 0x7fff (just below a tie), 0x8000 (a tie: to even), 0x8001, 0xffff; this covers every
+  // sign, exponent, subnormal, inf and NaN (quiet and signalling payloads).
+  std::vector<float> s;
+  for (std::uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (std::uint32_t lo : {0x0u, 0x1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      const std::uint32_t bits = hi << 16 | lo;
+      float v;
+      std::memcpy(&v, &bits, 4);
+      s.push_back(v);
+    }
+  const auto n = static_cast<std::int64_t>(s.size());
+  INFO("streaming stores on this CPU: " << d::stream_stores_available());
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool nt : {false, true})
+      for (std::int64_t first : {0, 1, 3, 8, 31}) {  // y's start inside a 64-byte line: heads of every length
+        INFO(dtype_name(t) << " nontemporal " << nt << " first " << first);
+        Tensor y(t, {n + 64});
+        y.poison();
+        const std::int64_t len = n - first;
+        d::put_block(s.data() + first, y, first, len, nt);
+        std::int64_t bad = 0;
+        for (std::int64_t i = 0; i < len; ++i) {
+          const float v = s[static_cast<std::size_t>(first + i)];
+          const auto k = static_cast<std::size_t>(first + i);
+          if (t == DType::f32) {
+            std::uint32_t a, b;
+            std::memcpy(&a, &v, 4);
+            std::memcpy(&b, y.as<float>() + k, 4);
+            bad += a != b;
+          } else if (t == DType::bf16) {
+            bad += y.as<std::uint16_t>()[k] != normcheck::detail::float_to_bf16_bits(v);
+          } else {
+            // F16C keeps a NaN's payload where the software conversion writes 0x7e00: a NaN
+            // must stay a NaN of the same sign; every other value, the same bits.
+            const std::uint16_t got = y.as<std::uint16_t>()[k], want = normcheck::detail::float_to_half_bits(v);
+            bad += std::isnan(v) ? ((got & 0x7c00u) != 0x7c00u || (got & 0x3ffu) == 0 || (got & 0x8000u) != (want & 0x8000u)) : got != want;
+          }
+        }
+        CHECK(bad == 0);
+        // Nothing outside [first, first + len) written: the poison stands around it.
+        for (std::int64_t i = 0; i < first; ++i) CHECK(std::isnan(y.get(i)));
+        for (std::int64_t i = n; i < n + 64; ++i) CHECK(std::isnan(y.get(i)));
+      }
+  Tensor wrong(DType::f64, {4});
+  CHECK_THROWS_AS(d::put_block(s.data(), wrong, 0, 4, true), std::invalid_argument);
+  Tensor small(DType::f32, {4});
+  CHECK_THROWS_AS(d::put_block(s.data(), small, 2, 3, true), std::invalid_argument);
 }

@@ -15,7 +15,8 @@
 //   3. ss = wide_sum((x s - mu_s)^2) (rms_norm: s^2 times the scan's wide_sum(x^2) where
 //      that is the same value: row_stats);
 //   4. y_j = g_j ((x_j s - mu_s) r) + b_j, r = 1 / D_s(ss / m') formed in binary64 and
-//      rounded once to binary32; rounded once to y's dtype.
+//      rounded once to binary32; rounded once to y's dtype. Stored directly, or a block at a
+//      time through a buffer (f16: F16C; a y beyond the caches: streaming stores, below).
 // Accumulation order (wide_sum): blocks of kWideBlock = 256 values, each summed by kWide = 32
 // lanes (lane l adds x_{8k + ...}: values j = l, l + 32, ..., 8 per lane) whose partial sums
 // are added pairwise (5 levels), then the block sums pairwise by levels (adjacent pairs, an odd
@@ -35,6 +36,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "ops/common/cpu_rows_fast.hpp"
@@ -196,6 +198,91 @@ const HalfConverters& half_converters() {
   return c;
 }
 
+// Streaming stores of y (issue 15): a store to a line that is not in the cache first reads
+// it from memory (read for ownership), so a kernel writing y with ordinary stores moves
+// 3 bytes for each 2 a copy moves (the copy's `rep movsb` and non-temporal stores skip the
+// read). For a y larger than kStreamBytes, pass 4 writes each block of binary32 values into a
+// buffer in L1 and these functions store it in y's dtype with non-temporal stores (64-byte
+// aligned; the unaligned head and the tail with ordinary ones). Same roundings as the
+// ordinary paths: RNE with subnormals (float_to_bf16_bits' integer formula, F16C's
+// conversion); tests compare every path bit for bit. The caller fences (_mm_sfence) before
+// y is read by another thread.
+// kStreamBytes: a y of at least this many bytes does not stay in the caches for its reader
+// anyway (the checks read it after the whole tensor is written; L2 is 1-2 MiB a core); a
+// smaller one is stored the ordinary way and stays cached. Measured (bench, 1 thread, same-run
+// alternation): +15-25% GB/s for f32 y at d >= 768, +5-15% for bf16/f16; rows shorter than a
+// block (d = 64) no faster, so they keep the ordinary stores.
+constexpr std::int64_t kStreamBytes = std::int64_t{16} << 20;
+/// The number of leading values of d (elements of `size` bytes) before a 64-byte boundary, at most n.
+inline std::int64_t head_to_line(const void* d, std::size_t size, std::int64_t n) {
+  const auto a = reinterpret_cast<std::uintptr_t>(d);
+  const auto h = static_cast<std::int64_t>(((64 - (a & 63)) & 63) / size);
+  return h < n ? h : n;
+}
+#ifdef NC_F16C
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f,avx512bw"))) void put_f32_stream(const float* s, float* d, std::int64_t n) {
+  std::int64_t k = head_to_line(d, 4, n);
+  for (std::int64_t i = 0; i < k; ++i) d[i] = s[i];
+  for (; k + 16 <= n; k += 16) _mm512_stream_ps(d + k, _mm512_loadu_ps(s + k));
+  for (; k < n; ++k) d[k] = s[k];
+}
+/// 16 binary32 values -> 16 bf16 bits (float_to_bf16_bits: RNE; a NaN quieted, its sign and top payload kept).
+__attribute__((target("avx512f,avx512bw"))) inline __m256i bf16_of_16(__m512 v) {
+  const __m512i x = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet));
+}
+__attribute__((target("avx512f,avx512bw"))) void put_bf16_stream(const float* s, std::uint16_t* d, std::int64_t n) {
+  std::int64_t k = head_to_line(d, 2, n);
+  for (std::int64_t i = 0; i < k; ++i) d[i] = normcheck::detail::float_to_bf16_bits(s[i]);
+  for (; k + 32 <= n; k += 32) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(bf16_of_16(_mm512_loadu_ps(s + k))), bf16_of_16(_mm512_loadu_ps(s + k + 16)), 1);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + k), v);
+  }
+  for (; k < n; ++k) d[k] = normcheck::detail::float_to_bf16_bits(s[k]);
+}
+__attribute__((target("avx512f,avx512bw,f16c"))) void put_f16_stream(const float* s, std::uint16_t* d, std::int64_t n) {
+  std::int64_t k = head_to_line(d, 2, n);
+  for (std::int64_t i = 0; i < k; ++i) d[i] = normcheck::detail::float_to_half_bits(s[i]);
+  for (; k + 32 <= n; k += 32) {
+    const __m256i a = _mm512_cvtps_ph(_mm512_loadu_ps(s + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i b = _mm512_cvtps_ph(_mm512_loadu_ps(s + k + 16), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + k), _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1));
+  }
+  for (; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
+}
+void store_fence() { _mm_sfence(); }
+#pragma GCC diagnostic pop
+#else
+void store_fence() {}
+#endif
+/// The same stores with ordinary instructions (a CPU without AVX-512 BW; the tests' buffered path there).
+void put_f32_plain(const float* s, float* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = s[k]; }
+void put_bf16_plain(const float* s, std::uint16_t* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_bf16_bits(s[k]); }
+
+/// Whether this CPU runs the put_*_stream functions (AVX-512 BW, F16C; chosen once; off with
+/// NORMCHECK_NO_STREAM_STORES, the ordinary stores' test).
+bool stream_stores() {
+  static const bool ok = [] {
+#ifdef NC_F16C
+    __builtin_cpu_init();
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+    return f16c && __builtin_cpu_supports("avx512bw") && std::getenv("NORMCHECK_NO_STREAM_STORES") == nullptr;
+#else
+    return false;
+#endif
+  }();
+  return ok;
+}
+
 struct F32Src {
   const float* p;
   float operator()(std::int64_t j) const { return p[j]; }
@@ -214,10 +301,14 @@ struct Bf16Dst {
   std::uint16_t* p;
   void operator()(std::int64_t j, float v) const { p[j] = normcheck::detail::float_to_bf16_bits(v); }
 };
-/// f16 y: pass 4 writes a block of binary32 values into `tmp`, then narrows it at once.
-struct F16Dst {
-  std::uint16_t* p;
+/// y through a block buffer: pass 4 writes a block of binary32 values into `tmp`, then `put`
+/// stores it in y's dtype at once (f16: F16C's conversion; large y: streaming stores).
+template <class T>
+struct BlockDst {
+  T* p;
   float* tmp = nullptr;  // kWideBlock floats
+  void (*put)(const float*, T*, std::int64_t) = nullptr;
+  bool stream = false;  ///< put's stores are non-temporal: y's lines are not prefetched
   static constexpr bool buffered = true;
 };
 
@@ -372,7 +463,11 @@ template <class Src, class Dst>
   const std::int64_t m = f.m;
   if (st.bad) {
     if constexpr (Dst::buffered)
-      for (std::int64_t k = 0; k < m; ++k) y.p[k] = normcheck::detail::float_to_half_bits(std::numeric_limits<float>::quiet_NaN());
+      for (std::int64_t k0 = 0; k0 < m; k0 += kWideBlock) {
+        const std::int64_t n = m - k0 < kWideBlock ? m - k0 : kWideBlock;
+        for (std::int64_t k = 0; k < n; ++k) y.tmp[k] = std::numeric_limits<float>::quiet_NaN();
+        y.put(y.tmp, y.p + k0, n);
+      }
     else
       for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
     if (f.mean) f.mean->set(r, NAN);
@@ -382,12 +477,19 @@ template <class Src, class Dst>
   const float sa = st.sa, mu = st.mu, ri = st.ri;
   const float* g = f.gamma;
   const float* bt = f.beta;
-  for (std::int64_t k0 = 0; k0 < m; k0 += kWideBlock) {
-    const std::int64_t k1 = k0 + kWideBlock < m ? k0 + kWideBlock : m;
-    if (ahead.x) {
-      prefetch_lines(ahead.x + k0 * ahead.xbytes, (k1 - k0) * ahead.xbytes, false);
-      prefetch_lines(ahead.y + k0 * ahead.ybytes, (k1 - k0) * ahead.ybytes, true);
-    }
+  // Blocks of kWideBlock values; through a buffer, the first ends where y's first whole
+  // 64-byte line starts, so that put's non-temporal stores fill whole lines (a line written
+  // partly by ordinary stores and partly by streaming ones is slow on both counts).
+  std::int64_t first = kWideBlock;
+  if constexpr (Dst::buffered) {
+    const std::int64_t h = head_to_line(y.p, sizeof(*y.p), m);
+    if (h > 0) first = h;
+  }
+  for (std::int64_t k0 = 0, k1 = 0; k0 < m; k0 = k1) {
+    k1 = k0 == 0 ? first : k0 + kWideBlock;
+    if (k1 > m) k1 = m;
+    if (ahead.x) prefetch_lines(ahead.x + k0 * ahead.xbytes, (k1 - k0) * ahead.xbytes, false);
+    if (ahead.y) prefetch_lines(ahead.y + k0 * ahead.ybytes, (k1 - k0) * ahead.ybytes, true);
     if constexpr (Dst::buffered) {
       float* t = y.tmp - k0;
       if (bt)
@@ -396,7 +498,7 @@ template <class Src, class Dst>
         for (std::int64_t k = k0; k < k1; ++k) t[k] = g[k] * ((x(k) * sa - mu) * ri);
       else
         for (std::int64_t k = k0; k < k1; ++k) t[k] = (x(k) * sa - mu) * ri;
-      half_converters().narrow(y.tmp, y.p + k0, k1 - k0);
+      y.put(y.tmp, y.p + k0, k1 - k0);
     } else {
       if (bt)
         for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
@@ -433,6 +535,8 @@ template <bool kCenter, class Dst, class MakeSrc>
   auto ahead_of = [&](std::int64_t r) {  // row r's bytes, when it is one of ours
     Ahead a;
     if (r < r1) a = {static_cast<const char*>(f.x->data()) + r * m * xb, reinterpret_cast<char*>(dst_of_row0.p + r * m), xb, yb};
+    if constexpr (Dst::buffered)
+      if (dst_of_row0.stream) a.y = nullptr;  // a streaming store does not read the line
     return a;
   };
   std::int64_t r = r0;
@@ -469,25 +573,51 @@ template <bool kCenter, class Dst>
   }
 }
 
-// One function per y dtype and op (layer_norm: kCenter), each cloned per ISA.
+// One function per op (layer_norm: kCenter) and y store, each cloned per ISA: f32 and bf16 y
+// written directly, or through a block buffer and FastRows' put (f16 always: F16C converts a
+// block at once; f32/bf16 for streaming stores).
+template <bool kCenter>
+[[gnu::always_inline]] inline void rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+  float tmp[kWideBlock];
+  rows_to<kCenter>(f, r0, r1, BlockDst<float>{f.y->as<float>(), tmp, f.put_f32, f.nontemporal});
+}
+template <bool kCenter>
+[[gnu::always_inline]] inline void rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+  float tmp[kWideBlock];
+  rows_to<kCenter>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
+}
 NC_CLONES void ln_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, F32Dst{f.y->as<float>()}); }
 NC_CLONES void ln_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void ln_rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
-  float tmp[kWideBlock];
-  rows_to<true>(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
-}
+NC_CLONES void ln_rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_f32_block<true>(f, r0, r1); }
+NC_CLONES void ln_rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_u16_block<true>(f, r0, r1); }
 NC_CLONES void rms_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, F32Dst{f.y->as<float>()}); }
 NC_CLONES void rms_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void rms_rows_f16(const FastRows& f, std::int64_t r0, std::int64_t r1) {
-  float tmp[kWideBlock];
-  rows_to<false>(f, r0, r1, F16Dst{f.y->as<std::uint16_t>(), tmp});
-}
+NC_CLONES void rms_rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_f32_block<false>(f, r0, r1); }
+NC_CLONES void rms_rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_u16_block<false>(f, r0, r1); }
 
 bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
+/// f's block stores for y's dtype `t` (f.nontemporal: the streaming ones).
+void set_puts(FastRows& f, DType t) {
+  f.put_f32 = f.nontemporal ? put_f32_stream : put_f32_plain;
+  f.put_u16 = t == DType::f16 ? (f.nontemporal ? put_f16_stream : half_converters().narrow) : (f.nontemporal ? put_bf16_stream : put_bf16_plain);
+}
+
 }  // namespace
 
-bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd) {
+void put_block(const float* s, Tensor& y, std::int64_t first, std::int64_t n, bool nontemporal) {
+  if (!small_float(y.dtype()) || first < 0 || n < 0 || first + n > y.size()) throw std::invalid_argument("put_block: y must be f32/bf16/f16 and hold [first, first + n)");
+  FastRows f;
+  f.nontemporal = nontemporal && stream_stores();
+  set_puts(f, y.dtype());
+  if (y.dtype() == DType::f32) f.put_f32(s, y.as<float>() + first, n);
+  else f.put_u16(s, y.as<std::uint16_t>() + first, n);
+  if (f.nontemporal) store_fence();
+}
+
+bool stream_stores_available() { return stream_stores(); }
+
+bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd, RowStore store) {
   const Tensor& x = p.x();
   if (!small_float(x.dtype()) || !small_float(y.dtype()) || p.conv.acc_dtype == DType::f64 || p.conv.normalized_dtype) return false;
   const RowLayout l = row_layout(p);
@@ -507,13 +637,25 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   f.beta = aff.affine == Affine::gamma_beta ? aff.beta.data() : nullptr;
   f.mean = mean;
   f.rstd = rstd;
-  void (*rows)(const FastRows&, std::int64_t, std::int64_t) =
-      center ? (y.dtype() == DType::f32 ? ln_rows_f32 : y.dtype() == DType::bf16 ? ln_rows_bf16 : ln_rows_f16)
-             : (y.dtype() == DType::f32 ? rms_rows_f32 : y.dtype() == DType::bf16 ? rms_rows_bf16 : rms_rows_f16);
+  // Streaming stores (kStreamBytes): for a y larger than the caches, in rows of at least a
+  // block (shorter rows measured no faster: the buffer's extra pass costs what the skipped
+  // reads save), on a CPU that has them; `store` may ask for either path (tests).
+  const bool nt_ok = stream_stores();
+  const bool buffered = store == RowStore::buffered ||
+                        (store == RowStore::automatic && nt_ok && static_cast<std::int64_t>(y.nbytes()) >= kStreamBytes && l.m >= kWideBlock);
+  f.nontemporal = buffered && nt_ok;
+  set_puts(f, y.dtype());
+  using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
+  Rows rows;
+  if (y.dtype() == DType::f32) rows = buffered ? (center ? ln_rows_f32_block : rms_rows_f32_block) : (center ? ln_rows_f32 : rms_rows_f32);
+  else if (y.dtype() == DType::bf16 && !buffered) rows = center ? ln_rows_bf16 : rms_rows_bf16;
+  else rows = center ? ln_rows_u16_block : rms_rows_u16_block;  // f16 y, or bf16 buffered
+  const bool fence = f.nontemporal;
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
     const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
     rows(f, l.rows * t / T, l.rows * (t + 1) / T);
+    if (fence) store_fence();  // the non-temporal stores are visible before the region ends
   }
   return true;
 }

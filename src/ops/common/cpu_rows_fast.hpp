@@ -21,12 +21,33 @@ struct FastRows {
   const float* beta = nullptr;
   Tensor* mean = nullptr;
   Tensor* rstd = nullptr;
+  /// y's stores through a block buffer (binary32 values in, y's dtype out, n values); the
+  /// put_*_stream ones (nontemporal) or ordinary ones.
+  void (*put_f32)(const float*, float*, std::int64_t) = nullptr;
+  void (*put_u16)(const float*, std::uint16_t*, std::int64_t) = nullptr;
+  bool nontemporal = false;
 };
+
+/// How pass 4 stores y: automatic (streaming stores for a y beyond the caches, else
+/// ordinary ones), ordinary (f16 still through a block buffer and F16C), buffered (every dtype
+/// through a block buffer, with streaming stores where the CPU has them). Same bits on every
+/// path.
+enum class RowStore { automatic, ordinary, buffered };
 
 /// Runs normalize_rows' numerics (row_kernel.hpp) for x and y in f32/bf16/f16 with binary32
 /// accumulation and no normalized_dtype, in wide_sum's accumulation order (cpu_rows_fast.cpp);
 /// returns false (and writes nothing) for any other problem, which normalize_rows then runs.
 /// mean, rstd: as normalize_rows.
-bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd);
+bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd,
+                         RowStore store = RowStore::automatic);
+
+/// Pass 4's block store on its own (tests): the binary32 values s[0..n) into y's elements
+/// [first, first + n), rounded once to y's dtype (f32/bf16/f16), with the streaming stores
+/// where `nontemporal` and the CPU has them, else the ordinary ones. Throws
+/// std::invalid_argument for another dtype or a range outside y.
+void put_block(const float* s, Tensor& y, std::int64_t first, std::int64_t n, bool nontemporal);
+
+/// Whether this CPU has the streaming stores (AVX-512 BW and F16C; NORMCHECK_NO_STREAM_STORES unset).
+bool stream_stores_available();
 
 }  // namespace normcheck::kernels::cpu::detail
