@@ -786,3 +786,20 @@ TEST_CASE("ddball: row_moments' balls hold the exact mean, variance and differen
   }
   CHECK(checked > 2500);
 }
+
+TEST_CASE("reference fast path: NORMCHECK_NO_FMA runs it without the FMA instruction", "[reference][fastpath]") {
+  // ctest's reference_fast_path_no_fma runs this file's tests with NORMCHECK_NO_FMA=1: the
+  // certified path then takes Dekker's TwoProduct in its build without FMA (ball.hpp
+  // NC_BALL_PLAIN), the path of a CPU without FMA3; every other test here must still find 0
+  // differences. Without the variable: the FMA wherever the CPU has one.
+  if (std::getenv("NORMCHECK_NO_FMA")) {
+    CHECK_FALSE(reference::dd::kHardwareFma);
+  } else {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__)
+    __builtin_cpu_init();
+    CHECK(reference::dd::kHardwareFma == (__builtin_cpu_supports("fma") != 0));
+#else
+    SUCCEED("FMA decided at compile time");
+#endif
+  }
+}

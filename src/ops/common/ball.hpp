@@ -82,8 +82,10 @@ inline void fast_two_sum(double a, double b, double& s, double& t) {
 }
 /// Whether std::fma is the processor's fused multiply-add (one instruction behind glibc's
 /// fma, chosen by its ifunc), decided once per process; false where only a software fma
-/// exists (baseline x86-64 without FMA3), where Dekker's product is the faster of the two.
+/// exists (baseline x86-64 without FMA3), where Dekker's product is the faster of the two,
+/// and under NORMCHECK_NO_FMA (the test of that path on a CPU with FMA).
 inline const bool kHardwareFma = [] {
+  if (std::getenv("NORMCHECK_NO_FMA") != nullptr) return false;
 #if defined(__FMA__) || defined(__aarch64__)
   return true;
 #elif defined(__x86_64__) && defined(__GNUC__)
@@ -93,6 +95,17 @@ inline const bool kHardwareFma = [] {
   return false;
 #endif
 }();
+
+/// For a function whose inlined body runs the certified path's arithmetic: NC_BALL_FMA
+/// compiles it with FMA enabled (std::fma then inlines to the instruction), NC_BALL_PLAIN
+/// without; the caller picks by kHardwareFma (certified_rows.hpp ball_row). Not GCC's
+/// target_clones: an exception (Uncertain) thrown in a clone was not caught by its caller (GCC
+/// 12 took the dispatcher for nothrow; found by the cli tests).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__)
+#define NC_BALL_DISPATCH 1
+#define NC_BALL_FMA __attribute__((target("fma"), flatten, noinline))
+#define NC_BALL_PLAIN __attribute__((flatten, noinline))
+#endif
 
 /// TwoProduct: p + e = a b exactly, p = fl(a b), for |a|, |b| <= 2^995 and |a b| >= 2^-969
 /// (no underflow in e). With a hardware FMA, e = fma(a, b, -p): the exact a b - p is a double
