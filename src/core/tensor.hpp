@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -73,13 +74,21 @@ class Tensor {
   /// Default-initializes on resize (no zero fill); the zeroing constructor fills explicitly.
   /// Storage starts on a 64-byte boundary (a cache line, an AVX-512 vector): a kernel's rows
   /// of 64-byte multiples then fill whole lines, which its streaming stores need (issue 15).
-  struct NoFill : std::allocator<unsigned char> {
-    template <class U> struct rebind { using other = NoFill; };
+  /// A whole allocator, not one derived from std::allocator: an inherited allocation function
+  /// (C++23's allocate_at_least) would take unaligned memory that deallocate frees as aligned.
+  struct NoFill {
+    using value_type = unsigned char;
+    template <class U> struct rebind {  // only ever to its own value type
+      static_assert(std::is_same_v<U, unsigned char>);
+      using other = NoFill;
+    };
     static constexpr std::align_val_t kAlign{64};
+    NoFill() noexcept = default;
     unsigned char* allocate(std::size_t n) { return static_cast<unsigned char*>(::operator new(n, kAlign)); }
     void deallocate(unsigned char* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
     void construct(unsigned char* p) noexcept { ::new (static_cast<void*>(p)) unsigned char; }
     void construct(unsigned char* p, unsigned char v) noexcept { ::new (static_cast<void*>(p)) unsigned char(v); }
+    friend bool operator==(const NoFill&, const NoFill&) noexcept { return true; }
   };
   std::vector<unsigned char, NoFill> bytes_;
 };

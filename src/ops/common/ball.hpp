@@ -110,7 +110,7 @@ inline const bool kHardwareFma = [] {
 /// TwoProduct: p + e = a b exactly, p = fl(a b), for |a|, |b| <= 2^995 and |a b| >= 2^-969
 /// (no underflow in e). With a hardware FMA, e = fma(a, b, -p): the exact a b - p is a double
 /// in that range, so its one rounding is exact; else Dekker's product (Veltkamp's split;
-/// the ops layer builds with -ffp-contract=off, so no product there is fused). Both return
+/// the build uses -ffp-contract=off (CMakeLists.txt), so no product is fused). Both return
 /// the same exact e, so the choice never changes a result (ball_test compares them); the FMA
 /// made dyt's certified reference ~20% faster (issue 15).
 inline void two_prod_dekker(double a, double b, double& p, double& e) {

@@ -219,6 +219,9 @@ inline std::int64_t head_to_line(const void* d, std::size_t size, std::int64_t n
   const auto h = static_cast<std::int64_t>(((64 - (a & 63)) & 63) / size);
   return h < n ? h : n;
 }
+/// The same stores with ordinary instructions (a CPU without AVX-512 BW; the tests' buffered path there).
+void put_f32_plain(const float* s, float* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = s[k]; }
+void put_bf16_plain(const float* s, std::uint16_t* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_bf16_bits(s[k]); }
 #ifdef NC_F16C
 #pragma GCC diagnostic push
 #if !defined(__clang__)
@@ -261,11 +264,14 @@ __attribute__((target("avx512f,avx512bw,f16c"))) void put_f16_stream(const float
 void store_fence() { _mm_sfence(); }
 #pragma GCC diagnostic pop
 #else
+// No streaming stores off x86-64 (stream_stores() is false there): the ordinary ones.
+void put_f32_stream(const float* s, float* d, std::int64_t n) { put_f32_plain(s, d, n); }
+void put_bf16_stream(const float* s, std::uint16_t* d, std::int64_t n) { put_bf16_plain(s, d, n); }
+void put_f16_stream(const float* s, std::uint16_t* d, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
+}
 void store_fence() {}
 #endif
-/// The same stores with ordinary instructions (a CPU without AVX-512 BW; the tests' buffered path there).
-void put_f32_plain(const float* s, float* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = s[k]; }
-void put_bf16_plain(const float* s, std::uint16_t* d, std::int64_t n) { for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_bf16_bits(s[k]); }
 
 /// Whether this CPU runs the put_*_stream functions (AVX-512 BW, F16C; chosen once; off with
 /// NORMCHECK_NO_STREAM_STORES, the ordinary stores' test).
@@ -597,8 +603,11 @@ NC_CLONES void rms_rows_u16_block(const FastRows& f, std::int64_t r0, std::int64
 
 bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
-/// f's block stores for y's dtype `t` (f.nontemporal: the streaming ones).
+/// f's block stores for y's dtype `t` (f.nontemporal: the streaming ones). binary16 streams
+/// only through F16C: under NORMCHECK_NO_F16C (the software conversion's test) it keeps the
+/// software conversion and ordinary stores.
 void set_puts(FastRows& f, DType t) {
+  if (t == DType::f16 && half_converters().narrow == float_to_half_soft) f.nontemporal = false;
   f.put_f32 = f.nontemporal ? put_f32_stream : put_f32_plain;
   f.put_u16 = t == DType::f16 ? (f.nontemporal ? put_f16_stream : half_converters().narrow) : (f.nontemporal ? put_bf16_stream : put_bf16_plain);
 }
@@ -644,7 +653,7 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   const bool buffered = store == RowStore::buffered ||
                         (store == RowStore::automatic && nt_ok && static_cast<std::int64_t>(y.nbytes()) >= kStreamBytes && l.m >= kWideBlock);
   f.nontemporal = buffered && nt_ok;
-  set_puts(f, y.dtype());
+  set_puts(f, y.dtype());  // (may turn nontemporal off: f16 without F16C)
   using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
   Rows rows;
   if (y.dtype() == DType::f32) rows = buffered ? (center ? ln_rows_f32_block : rms_rows_f32_block) : (center ? ln_rows_f32 : rms_rows_f32);
