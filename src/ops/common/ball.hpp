@@ -97,14 +97,16 @@ inline const bool kHardwareFma = [] {
 }();
 
 /// For a function whose inlined body runs the certified path's arithmetic: NC_BALL_FMA
-/// compiles it with FMA enabled (std::fma then inlines to the instruction), NC_BALL_PLAIN
-/// without; the caller picks by kHardwareFma (certified_rows.hpp ball_row). Not GCC's
+/// compiles it with FMA enabled and everything it calls inlined (std::fma then inlines to the
+/// instruction), NC_BALL_PLAIN as any other function (not flattened: it is the path of a CPU
+/// without FMA, and a second flattened copy doubled the compile time of dyt's reference);
+/// the caller picks by kHardwareFma (certified_rows.hpp ball_row). Not GCC's
 /// target_clones: an exception (Uncertain) thrown in a clone was not caught by its caller (GCC
 /// 12 took the dispatcher for nothrow; found by the cli tests).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__)
 #define NC_BALL_DISPATCH 1
 #define NC_BALL_FMA __attribute__((target("fma"), flatten, noinline))
-#define NC_BALL_PLAIN __attribute__((flatten, noinline))
+#define NC_BALL_PLAIN __attribute__((noinline))
 #endif
 
 /// TwoProduct: p + e = a b exactly, p = fl(a b), for |a|, |b| <= 2^995 and |a b| >= 2^-969
