@@ -261,7 +261,40 @@ __attribute__((target("avx512f,avx512bw,f16c"))) void put_f16_stream(const float
   }
   for (; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
 }
+/// bf16 by AVX512-BF16's VCVTNE2PS2BF16 (32 values an instruction, where bf16_of_16's formula
+/// takes nine): the Intel SDM's convert_fp32_to_bfloat16 is float_to_bf16_bits' formula (RNE;
+/// a NaN quieted with its sign and top payload; inf kept) except that a subnormal input becomes
+/// +-0 (checked on all 2^32 inputs: the subnormals are the only differences), so 32 values
+/// holding a subnormal go through bf16_of_16 instead. Streaming (kStream: whole 64-byte lines
+/// from the first boundary) or ordinary stores.
+template <bool kStream>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16"))) void put_bf16_cvt(const float* s, std::uint16_t* d, std::int64_t n) {
+  std::int64_t k = kStream ? head_to_line(d, 2, n) : 0;
+  for (std::int64_t i = 0; i < k; ++i) d[i] = normcheck::detail::float_to_bf16_bits(s[i]);
+  for (; k + 32 <= n; k += 32) {
+    const __m512 a = _mm512_loadu_ps(s + k), b = _mm512_loadu_ps(s + k + 16);
+    constexpr int kSubnormal = 0x20;  // VFPCLASSPS's class bit for a denormal
+    __m512i v;
+    if (_mm512_fpclass_ps_mask(a, kSubnormal) | _mm512_fpclass_ps_mask(b, kSubnormal))
+      v = _mm512_inserti64x4(_mm512_castsi256_si512(bf16_of_16(a)), bf16_of_16(b), 1);
+    else
+      v = (__m512i)_mm512_cvtne2ps_pbh(b, a);  // b's values in the high half (a vector cast: same 64 bytes)
+    if constexpr (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + k), v);
+    else _mm512_storeu_si512(d + k, v);
+  }
+  for (; k < n; ++k) d[k] = normcheck::detail::float_to_bf16_bits(s[k]);
+}
 void store_fence() { _mm_sfence(); }
+/// Whether this CPU runs put_bf16_cvt (AVX512-BF16, -DQ, -BW; off with NORMCHECK_NO_BF16_CVT,
+/// the integer formula's test on such a CPU).
+bool bf16_cvt() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           std::getenv("NORMCHECK_NO_BF16_CVT") == nullptr;
+  }();
+  return ok;
+}
 #pragma GCC diagnostic pop
 #else
 // No streaming stores off x86-64 (stream_stores() is false there): the ordinary ones.
@@ -271,6 +304,9 @@ void put_f16_stream(const float* s, std::uint16_t* d, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) d[k] = normcheck::detail::float_to_half_bits(s[k]);
 }
 void store_fence() {}
+template <bool kStream>
+void put_bf16_cvt(const float* s, std::uint16_t* d, std::int64_t n) { put_bf16_plain(s, d, n); }
+bool bf16_cvt() { return false; }
 #endif
 
 /// Whether this CPU runs the put_*_stream functions (AVX-512 BW, F16C; chosen once; off with
@@ -297,6 +333,8 @@ struct Bf16Src {
   const std::uint16_t* p;
   float operator()(std::int64_t j) const { return normcheck::detail::bf16_bits_to_float(p[j]); }
 };
+/// The widest bf16 row widened into a binary32 buffer (32 KiB: within L1 beside the row).
+constexpr std::int64_t kWidenInL1 = 8192;
 struct F32Dst {
   static constexpr bool buffered = false;
   float* p;
@@ -376,29 +414,35 @@ template <bool kCenter, class Src>
   // integer orders of the magnitudes' bits (the order of the values for non-negative
   // binary32; an inf or NaN above every finite value); rms_norm: also the smallest nonzero
   // |x| (bits - 1: a zero wraps to the top) and S.
+  // layer_norm: the row is constant where every value has x_0's bits, or, where x_0 is +-0,
+  // where max |x| is 0 (the only finite values equal to another with other bits are -0 and
+  // +0; an inf or NaN row is a NaN row before `constant` is read). An xor and an or per
+  // value, where the comparison of floats cost a compare, a mask move and an or.
   const float x0 = x(0);
-  std::uint32_t abits[kWide] = {}, diff[kWide] = {};
-  auto magnitude = [](float v) {
+  std::uint32_t abits[kWide] = {};
+  auto bits = [](float v) {
     std::uint32_t u;
     __builtin_memcpy(&u, &v, 4);
-    return u & 0x7fffffffu;
+    return u;
   };
-  [[maybe_unused]] std::uint32_t nzbits[kWide];
+  auto magnitude = [&](float v) { return bits(v) & 0x7fffffffu; };
+  [[maybe_unused]] std::uint32_t nzbits[kWide], diff[kWide] = {};
   [[maybe_unused]] std::int64_t nblocks = 0;
+  [[maybe_unused]] const std::uint32_t x0b = bits(x0);
   if constexpr (kCenter) {
     std::int64_t j = 0;
     for (; j + kWide <= m; j += kWide)
       for (int l = 0; l < kWide; ++l) {
-        const float v = x(j + l);
-        const std::uint32_t a = magnitude(v);
+        const std::uint32_t u = bits(x(j + l));
+        const std::uint32_t a = u & 0x7fffffffu;
         abits[l] = a > abits[l] ? a : abits[l];
-        diff[l] |= v != x0;
+        diff[l] |= u ^ x0b;
       }
     for (; j < m; ++j) {
-      const float v = x(j);
-      const std::uint32_t a = magnitude(v);
+      const std::uint32_t u = bits(x(j));
+      const std::uint32_t a = u & 0x7fffffffu;
       abits[0] = a > abits[0] ? a : abits[0];
-      diff[0] |= v != x0;
+      diff[0] |= u ^ x0b;
     }
   } else {
     for (auto& v : nzbits) v = ~0u;
@@ -412,7 +456,6 @@ template <bool kCenter, class Src>
           const std::uint32_t a = magnitude(v);
           abits[l] = a > abits[l] ? a : abits[l];
           nzbits[l] = a - 1 < nzbits[l] ? a - 1 : nzbits[l];
-          diff[l] |= v != x0;
           acc[l] += v * v;
         }
       for (int l = 0; j + l < n; ++l) {  // the tail: the sum's lanes 0.. once more (wide_block's order)
@@ -420,14 +463,14 @@ template <bool kCenter, class Src>
         const std::uint32_t a = magnitude(v);
         abits[0] = a > abits[0] ? a : abits[0];
         nzbits[0] = a - 1 < nzbits[0] ? a - 1 : nzbits[0];
-        diff[0] |= v != x0;
         acc[l] += v * v;
       }
       blocks[nblocks++] = lanes_sum(acc);
     }
   }
   const std::uint32_t amb = lanes_max(abits);
-  const bool constant = !lanes_or(diff);
+  [[maybe_unused]] bool constant = false;
+  if constexpr (kCenter) constant = (x0b & 0x7fffffffu) == 0 ? amb == 0 : lanes_or(diff) == 0;
   if (amb > 0x7f7fffffu) {  // an inf or a NaN
     st.bad = true;
     return st;
@@ -529,7 +572,8 @@ template <bool kCenter, class Dst, class MakeSrc>
   const std::int64_t m = f.m;
   const std::size_t nb = static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1);
   std::vector<float> blocks(2 * nb);
-  std::vector<float> buf(f.x->dtype() == DType::f16 ? static_cast<std::size_t>(2 * m) : 0);
+  const bool widen = f.x->dtype() == DType::f16 || (f.x->dtype() == DType::bf16 && m <= kWidenInL1);
+  std::vector<float> buf(widen ? static_cast<std::size_t>(2 * m) : 0);
   float* b0 = blocks.data();
   float* b1 = blocks.data() + nb;
   const std::int64_t yb = static_cast<std::int64_t>(sizeof(*dst_of_row0.p));
@@ -569,7 +613,16 @@ template <bool kCenter, class Dst>
       rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
       break;
     case DType::bf16:
-      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
+      // Widened once into a row buffer where that stays in L1 (in-cache layer_norm: -8% time),
+      // in each pass otherwise (at d = 65536 the buffer's passes from L2 cost 15%).
+      if (m <= kWidenInL1)
+        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+          const std::uint16_t* p = f.x->as<std::uint16_t>() + r * m;
+          for (std::int64_t k = 0; k < m; ++k) buf[k] = normcheck::detail::bf16_bits_to_float(p[k]);
+          return F32Src{buf};
+        }, 2);
+      else
+        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
       break;
     default:  // f16: widened once into a row buffer (cheaper than widening in each pass)
       rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
@@ -609,7 +662,9 @@ bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == D
 void set_puts(FastRows& f, DType t) {
   if (t == DType::f16 && half_converters().narrow == float_to_half_soft) f.nontemporal = false;
   f.put_f32 = f.nontemporal ? put_f32_stream : put_f32_plain;
-  f.put_u16 = t == DType::f16 ? (f.nontemporal ? put_f16_stream : half_converters().narrow) : (f.nontemporal ? put_bf16_stream : put_bf16_plain);
+  if (t == DType::f16) f.put_u16 = f.nontemporal ? put_f16_stream : half_converters().narrow;
+  else if (bf16_cvt()) f.put_u16 = f.nontemporal ? put_bf16_cvt<true> : put_bf16_cvt<false>;
+  else f.put_u16 = f.nontemporal ? put_bf16_stream : put_bf16_plain;
 }
 
 }  // namespace
@@ -650,9 +705,11 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   // block (shorter rows measured no faster: the buffer's extra pass costs what the skipped
   // reads save), on a CPU that has them; `store` may ask for either path (tests).
   const bool nt_ok = stream_stores();
-  const bool buffered = store == RowStore::buffered ||
-                        (store == RowStore::automatic && nt_ok && static_cast<std::int64_t>(y.nbytes()) >= kStreamBytes && l.m >= kWideBlock);
-  f.nontemporal = buffered && nt_ok;
+  const bool stream = store != RowStore::ordinary && nt_ok && static_cast<std::int64_t>(y.nbytes()) >= kStreamBytes && l.m >= kWideBlock;
+  // bf16 y with VCVTNE2PS2BF16 goes through the block buffer at every size (its conversion
+  // is a ninth of the integer formula's instructions: in-cache layer_norm bf16 XXX).
+  const bool buffered = store == RowStore::buffered || stream || (store != RowStore::ordinary && y.dtype() == DType::bf16 && bf16_cvt());
+  f.nontemporal = store == RowStore::buffered ? nt_ok : stream;
   set_puts(f, y.dtype());  // (may turn nontemporal off: f16 without F16C)
   using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
   Rows rows;

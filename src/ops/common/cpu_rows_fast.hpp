@@ -29,9 +29,10 @@ struct FastRows {
 };
 
 /// How pass 4 stores y: automatic (streaming stores for a y beyond the caches, else
-/// ordinary ones), ordinary (f16 still through a block buffer and F16C), buffered (every dtype
-/// through a block buffer, with streaming stores where the CPU has them). Same bits on every
-/// path.
+/// ordinary ones; bf16 through a block buffer where the CPU converts with AVX512-BF16),
+/// ordinary (f16 still through a block buffer and F16C; bf16 by the integer formula),
+/// buffered (every dtype through a block buffer, with streaming stores where the CPU has
+/// them). Same bits on every path.
 enum class RowStore { automatic, ordinary, buffered };
 
 /// Runs normalize_rows' numerics (row_kernel.hpp) for x and y in f32/bf16/f16 with binary32
