@@ -153,15 +153,18 @@ bool same_bits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || 
 }  // namespace
 
 TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width and affine", "[cpu][fast]") {
-  std::int64_t checked = 0;
+  std::int64_t checked = 0, rows_checked = 0;
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (DType xt : {DType::f32, DType::bf16, DType::f16})
       for (DType yt : {xt, DType::f32})
-        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 255, 256, 257, 768, 1000, 4097, 8193})  // 8193: bf16 read in place (kWidenInL1)
+        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 64, 255, 256, 257, 768, 1000, 4097, 8193})  // 8193: bf16 read in place (kWidenInL1)
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
             for (int fill : {0, 1, 2, 3, 4, 5, 6}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
-              const std::int64_t rows = 3;
+              // Widths up to 64: enough rows that each row's neighbours in the short rows'
+              // pairs (rows_with) include the fills' special rows (NaN, inf, +-0, subnormal,
+              // near FLT_MAX) and ordinary ones, and an odd one is left at the end.
+              const std::int64_t rows = m <= 64 ? 35 : 3;
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
               INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
                                  << static_cast<int>(af) << " fill " << fill);
@@ -191,8 +194,10 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                 if (op == Op::layer_norm) REQUIRE(same_bits(o.at("mean").get(r), round_to(o.at("mean").dtype(), want.mean)));
                 ++checked;
               }
+              rows_checked += rows;
             }
-  CHECK(checked == 2 * 3 * 2 * 13 * 7 * 3 * 3 - 3 * 2 * 13 * 7 * 3);  // rms_norm has no gamma_beta here
+  CHECK(checked == rows_checked);
+  CHECK(rows_checked == (2 * 3 * 2 * 3 * 7 - 3 * 2 * 7) * (7 * 35 + 7 * 3));  // rms_norm has no gamma_beta here; 7 widths <= 64
 }
 
 TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent", "[cpu][fast]") {

@@ -48,6 +48,10 @@
 #define NC_CLONES __attribute__((flatten))
 #endif
 
+// GCC notes that the generic vectors below would be passed between functions of the default
+// clone by another ABI than AVX-512's; all of them are inlined and none crosses this file.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace normcheck::kernels::cpu::detail {
 
 namespace {
@@ -76,24 +80,34 @@ typedef std::uint32_t U16 __attribute__((vector_size(64)));
   return (d[0] + d[2]) + (d[1] + d[3]);
 }
 
+typedef std::uint32_t U8 __attribute__((vector_size(32)));
+typedef std::uint32_t U4 __attribute__((vector_size(16)));
+/// op over 16 lanes of unsigned values by halving in registers (op: associative and
+/// commutative, as max, min and or; a loop over the lanes made a 16-step scalar chain per
+/// row, a sixth of the kernel's time at d = 64).
+template <class Op>
+[[gnu::always_inline]] inline std::uint32_t tree_of_16(U16 a, Op op) {
+  const U8 c = op(__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7), __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15));
+  const U4 d = op(__builtin_shufflevector(c, c, 0, 1, 2, 3), __builtin_shufflevector(c, c, 4, 5, 6, 7));
+  const U4 e = op(d, __builtin_shufflevector(d, d, 2, 3, 0, 1));
+  const std::uint32_t x = e[0], y = e[1];
+  return op(x, y);
+}
+
 /// Maximum and bitwise or over 32 lanes of unsigned values (order-free).
 [[gnu::always_inline]] inline std::uint32_t lanes_max(const std::uint32_t* v) {
   U16 a, b;
   __builtin_memcpy(&a, v, sizeof a);
   __builtin_memcpy(&b, v + 16, sizeof b);
   a = a > b ? a : b;
-  std::uint32_t r = 0;
-  for (int l = 0; l < 16; ++l) r = a[l] > r ? a[l] : r;
-  return r;
+  return tree_of_16(a, [](auto u, auto v) { return u > v ? u : v; });
 }
 [[gnu::always_inline]] inline std::uint32_t lanes_or(const std::uint32_t* v) {
   U16 a, b;
   __builtin_memcpy(&a, v, sizeof a);
   __builtin_memcpy(&b, v + 16, sizeof b);
   a |= b;
-  std::uint32_t r = 0;
-  for (int l = 0; l < 16; ++l) r |= a[l];
-  return r;
+  return tree_of_16(a, [](auto u, auto v) { return u | v; });
 }
 
 /// Sum of g(j) for j in [first, first + m), m <= kWideBlock, over kWide lanes then pairwise.
@@ -388,9 +402,7 @@ struct RowStats {
   __builtin_memcpy(&a, v, sizeof a);
   __builtin_memcpy(&b, v + 16, sizeof b);
   a = a < b ? a : b;
-  std::uint32_t r = ~0u;
-  for (int l = 0; l < 16; ++l) r = a[l] < r ? a[l] : r;
-  return r;
+  return tree_of_16(a, [](auto u, auto v) { return u < v ? u : v; });
 }
 
 /// Passes 1-3 of one row. For rms_norm (!kCenter) the scan (pass 1) also sums the unscaled
