@@ -12,6 +12,9 @@
 #include <limits>
 #include <random>
 #include <vector>
+#if defined(__x86_64__)
+#include <xmmintrin.h>  // _mm_getcsr / _mm_setcsr (the DAZ test)
+#endif
 
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/cpu_rows_fast.hpp"
@@ -113,6 +116,20 @@ Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affin
   if (fill == 6 && rows > 1)
     for (std::int64_t j = 0; j < m; ++j) v[static_cast<std::size_t>(m + j)] = std::ldexp(n01(rng), j % 2 ? 60 : -60);
   if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN first
+  // 3: rows from 3 on hold a NaN or an inf (either sign) at column r mod m, so that over 35 rows
+  // every reduction lane of the scan meets one.
+  for (std::int64_t r = 3; fill == 3 && r < rows; ++r)
+    v[static_cast<std::size_t>(r * m + r % m)] = r % 3 == 0 ? NAN : r % 3 == 1 ? INFINITY : -INFINITY;
+  // 2: the constant-row test's cases, by row mod 4: constant 3; 3 but the last value -3 (a sign
+  // apart, at the tail); +0 first, then 3 (x_0 is a zero, the row is not constant); 3 but one
+  // value 3 + 2^-6 (bf16's next value; exact in all three dtypes) at column r mod m, which
+  // over 35 rows reaches every lane (at m = 1 a constant row of that value).
+  for (std::int64_t r = 0; fill == 2 && r < rows; ++r) {
+    auto at = [&](std::int64_t j) -> double& { return v[static_cast<std::size_t>(r * m + j)]; };
+    if (r % 4 == 1) at(m - 1) = -3.0;
+    if (r % 4 == 2) at(0) = 0.0;
+    if (r % 4 == 3) at(r % m) = 3.0 + 0x1p-6;
+  }
   if (fill == 4 || fill == 5) {
     // 4: wide exponents; row 1 holds an inf (of either sign) and row 2 a NaN, both past x_0.
     // 5: row 0 is +-0 (a constant row), row 1 subnormal binary32 values, row 2 near FLT_MAX.
@@ -133,6 +150,10 @@ Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affin
     for (std::int64_t j = 0; j < m; ++j) {
       g[j] = 0.75 + 0.0625 * static_cast<double>(j % 9);
       b[j] = 0.01 * static_cast<double>(j % 5) - 0.02;
+      if (fill == 7) {  // y mostly subnormal in binary32 and bf16 (f16's gamma: 0)
+        g[j] *= 0x1p-125;
+        b[j] *= 0x1p-128;
+      }
     }
     p.inputs["gamma"] = Tensor::from_doubles(xt, {m}, g);
     if (affine == Affine::gamma_beta) p.inputs["beta"] = Tensor::from_doubles(xt, {m}, b);
@@ -153,13 +174,14 @@ bool same_bits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || 
 }  // namespace
 
 TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width and affine", "[cpu][fast]") {
+  INFO("bf16 y by AVX512-BF16 on this CPU: " << d::bf16_conversion_instruction_available() << ", streaming stores: " << d::stream_stores_available());
   std::int64_t checked = 0, rows_checked = 0;
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (DType xt : {DType::f32, DType::bf16, DType::f16})
       for (DType yt : {xt, DType::f32})
-        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 64, 255, 256, 257, 768, 1000, 4097, 8193})  // 8193: bf16 read in place (kWidenInL1)
+        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 64, 255, 256, 257, 768, 1000, 4097, 8192, 8193})  // 8193: bf16 read in place (kWidenInL1)
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
-            for (int fill : {0, 1, 2, 3, 4, 5, 6}) {
+            for (int fill : {0, 1, 2, 3, 4, 5, 6, 7}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
               // Widths up to 64: enough rows that each row's neighbours in the short rows'
               // pairs (rows_with) include the fills' special rows (NaN, inf, +-0, subnormal,
@@ -197,7 +219,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               rows_checked += rows;
             }
   CHECK(checked == rows_checked);
-  CHECK(rows_checked == (2 * 3 * 2 * 3 * 7 - 3 * 2 * 7) * (7 * 35 + 7 * 3));  // rms_norm has no gamma_beta here; 7 widths <= 64
+  CHECK(rows_checked == (2 * 3 * 2 * 3 * 8 - 3 * 2 * 8) * (7 * 35 + 8 * 3));  // rms_norm has no gamma_beta here; 7 widths <= 64
 }
 
 TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent", "[cpu][fast]") {
@@ -254,7 +276,7 @@ TEST_CASE("cpu fast rows: the streaming block stores round as the scalar convers
       s.push_back(v);
     }
   const auto n = static_cast<std::int64_t>(s.size());
-  INFO("streaming stores on this CPU: " << d::stream_stores_available());
+  INFO("streaming stores on this CPU: " << d::stream_stores_available() << ", bf16 by AVX512-BF16: " << d::bf16_conversion_instruction_available());
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (bool nt : {false, true})
       for (std::int64_t first : {0, 1, 3, 8, 31}) {  // y's start inside a 64-byte line: heads of every length
@@ -286,6 +308,21 @@ TEST_CASE("cpu fast rows: the streaming block stores round as the scalar convers
         for (std::int64_t i = 0; i < first; ++i) CHECK(std::isnan(y.get(i)));
         for (std::int64_t i = n; i < n + 64; ++i) CHECK(std::isnan(y.get(i)));
       }
+#if defined(__x86_64__)
+  // With MXCSR.DAZ set (as a host process may leave it), VFPCLASSPS sees no subnormal: the bf16
+  // store must still round subnormal values as the integer formula does, not flush them.
+  const unsigned csr = _mm_getcsr();
+  for (bool nt : {false, true}) {
+    INFO("DAZ, bf16, nontemporal " << nt);
+    Tensor y(DType::bf16, {n});
+    _mm_setcsr(csr | 0x0040u);
+    d::put_block(s.data(), y, 0, n, nt);
+    _mm_setcsr(csr);
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) bad += y.as<std::uint16_t>()[i] != normcheck::detail::float_to_bf16_bits(s[static_cast<std::size_t>(i)]);
+    CHECK(bad == 0);
+  }
+#endif
   Tensor wrong(DType::f64, {4});
   CHECK_THROWS_AS(d::put_block(s.data(), wrong, 0, 4, true), std::invalid_argument);
   Tensor small(DType::f32, {4});

@@ -51,4 +51,8 @@ void put_block(const float* s, Tensor& y, std::int64_t first, std::int64_t n, bo
 /// Whether this CPU has the streaming stores (AVX-512 BW and F16C; NORMCHECK_NO_STREAM_STORES unset).
 bool stream_stores_available();
 
+/// Whether bf16 y is converted by AVX512-BF16's VCVTNE2PS2BF16 (the CPU has AVX512-BF16, -DQ,
+/// -BW; NORMCHECK_NO_BF16_CVT unset), else by the integer formula.
+bool bf16_conversion_instruction_available();
+
 }  // namespace normcheck::kernels::cpu::detail
