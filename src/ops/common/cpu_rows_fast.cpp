@@ -286,8 +286,8 @@ __attribute__((target("avx512f,avx512bw,f16c"))) void put_f16_stream(const float
 /// takes nine): the Intel SDM's convert_fp32_to_bfloat16 is float_to_bf16_bits' formula (RNE;
 /// a NaN quieted with its sign and top payload; inf kept; MXCSR not consulted) except that a
 /// subnormal input becomes +-0 (checked on all 2^32 inputs: the subnormals are the only
-/// differences), so 32 values holding a subnormal go through bf16_of_16 instead. Streaming (kStream: whole 64-byte lines
-/// from the first boundary) or ordinary stores.
+/// differences), so 32 values holding a subnormal go through bf16_of_16 instead. Streaming
+/// (kStream: whole 64-byte lines from the first boundary) or ordinary stores.
 template <bool kStream>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16"))) void put_bf16_cvt(const float* s, std::uint16_t* d, std::int64_t n) {
   // VFPCLASSPS follows MXCSR.DAZ: where a host process set it, it sees no subnormal, so
@@ -359,6 +359,9 @@ struct Bf16Src {
 };
 /// The widest bf16 row widened into a binary32 buffer (32 KiB: within L1 beside the row).
 constexpr std::int64_t kWidenInL1 = 8192;
+/// Whether rows of m values of dtype t are widened into a binary32 row buffer (f16 always:
+/// F16C converts a row at once; bf16 up to kWidenInL1) rather than read in place.
+inline bool widened(DType t, std::int64_t m) { return t == DType::f16 || (t == DType::bf16 && m <= kWidenInL1); }
 struct F32Dst {
   static constexpr bool buffered = false;
   float* p;
@@ -594,8 +597,7 @@ template <bool kCenter, class Dst, class MakeSrc>
   const std::int64_t m = f.m;
   const std::size_t nb = static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1);
   std::vector<float> blocks(2 * nb);
-  const bool widen = f.x->dtype() == DType::f16 || (f.x->dtype() == DType::bf16 && m <= kWidenInL1);
-  std::vector<float> buf(widen ? static_cast<std::size_t>(2 * m) : 0);
+  std::vector<float> buf(widened(f.x->dtype(), m) ? static_cast<std::size_t>(2 * m) : 0);
   float* b0 = blocks.data();
   float* b1 = blocks.data() + nb;
   const std::int64_t yb = static_cast<std::int64_t>(sizeof(*dst_of_row0.p));
@@ -637,7 +639,7 @@ template <bool kCenter, class Dst>
     case DType::bf16:
       // Widened once into a row buffer where that stays in L1 (in-cache layer_norm: -8% time),
       // in each pass otherwise (at d = 65536 the buffer's passes from L2 cost 15%).
-      if (m <= kWidenInL1)
+      if (widened(DType::bf16, m))
         rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
           const std::uint16_t* p = f.x->as<std::uint16_t>() + r * m;
           for (std::int64_t k = 0; k < m; ++k) buf[k] = normcheck::detail::bf16_bits_to_float(p[k]);
