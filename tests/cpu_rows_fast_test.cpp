@@ -174,7 +174,8 @@ bool same_bits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || 
 }  // namespace
 
 TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width and affine", "[cpu][fast]") {
-  INFO("bf16 y by AVX512-BF16 on this CPU: " << d::bf16_conversion_instruction_available() << ", streaming stores: " << d::stream_stores_available());
+  INFO("tier " << d::cpu_tier_name() << ", f16 by " << d::half_conversion_name() << ", bf16 y by AVX512-BF16: " << d::bf16_conversion_instruction_available()
+                << ", streaming stores: " << d::stream_stores_available());
   std::int64_t checked = 0, rows_checked = 0;
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (DType xt : {DType::f32, DType::bf16, DType::f16})
@@ -220,6 +221,33 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
             }
   CHECK(checked == rows_checked);
   CHECK(rows_checked == (2 * 3 * 2 * 3 * 8 - 3 * 2 * 8) * (7 * 35 + 8 * 3));  // rms_norm has no gamma_beta here; 7 widths <= 64
+}
+
+TEST_CASE("cpu fast rows: the instruction-set tier is the CPU's best or the one NORMCHECK_CPU_TIER names", "[cpu][fast]") {
+  // ctest's cpu_fast_rows_x86_64_v3 and cpu_fast_rows_x86_64 run this file's tests with
+  // NORMCHECK_CPU_TIER set: the kernel's AVX2 and baseline builds, which an AVX-512 CPU never
+  // takes by itself, against the same model. The tier named must be the one that ran (a typo
+  // or an ignored variable must not pass as "tested"), and below x86-64-v4 no AVX-512 choice
+  // is taken (what a CPU of that tier runs).
+  const std::string tier = d::cpu_tier_name(), half = d::half_conversion_name();
+  INFO("tier " << tier << ", f16 by " << half << ", bf16 by AVX512-BF16 " << d::bf16_conversion_instruction_available() << ", streaming "
+               << d::stream_stores_available());
+  if (const char* e = std::getenv("NORMCHECK_CPU_TIER")) {
+    CHECK(tier == e);
+    if (tier != "x86-64-v4") {
+      CHECK_FALSE(d::stream_stores_available());
+      CHECK_FALSE(d::bf16_conversion_instruction_available());
+      CHECK(half != "F16C (AVX-512)");
+    }
+    if (tier == "x86-64") CHECK(half == "software");
+  } else {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NORMCHECK_NO_CPU_DISPATCH)
+    __builtin_cpu_init();
+    CHECK(tier == (__builtin_cpu_supports("x86-64-v4") ? "x86-64-v4" : __builtin_cpu_supports("x86-64-v3") ? "x86-64-v3" : "x86-64"));
+#else
+    CHECK(tier == "x86-64");  // no run-time dispatch in this build
+#endif
+  }
 }
 
 TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent", "[cpu][fast]") {

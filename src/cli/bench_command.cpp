@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/backend_options.hpp"
+#include "ops/common/cpu_rows_fast.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "run/resolve.hpp"
@@ -213,6 +214,12 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
                   {"nan_outputs", bad}};
   j["copy"] = {{"bytes", 2 * half}, {"wall_s_min", tc.min()}, {"gb_per_s", gbs(2 * half, tc.min())}};
   j["ratio_to_copy"] = tc.min() / tk.min();
+  if (be.name() == "cpu") {  // what the timing depends on (NORMCHECK_CPU_TIER and the NORMCHECK_NO_* switches change it)
+    namespace k = kernels::cpu::detail;
+    j["cpu_row_kernel"] = {{"tier", k::cpu_tier_name()}, {"f16_conversion", k::half_conversion_name()},
+                           {"bf16_conversion", k::bf16_conversion_instruction_available() ? "AVX512-BF16" : "integer formula"},
+                           {"streaming_stores", k::stream_stores_available()}};
+  }
 
   // oneDNN's layer normalization on the same problem and threads, when built in and it runs it.
   std::optional<double> onednn_ratio;
@@ -232,6 +239,11 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
                b.op, b.dtype, shape_str(p.x().shape()), threads, threads == 1 ? "" : "s", gbs(bytes, tk.min()), 1e3 * tk.min(),
                1e3 * tk.median(), 1e3 * tk.cpu_median(), bytes);
     fmt::print("  copy of the same bytes: {:.3g} GB/s; ratio to copy {:.3f}\n", gbs(2 * half, tc.min()), tc.min() / tk.min());
+    if (j.contains("cpu_row_kernel")) {
+      const nlohmann::json& k = j["cpu_row_kernel"];
+      fmt::print("  cpu row kernel: {}, f16 by {}, bf16 by {}, streaming stores {}\n", k["tier"].get<std::string>(), k["f16_conversion"].get<std::string>(),
+                 k["bf16_conversion"].get<std::string>(), k["streaming_stores"].get<bool>() ? "available" : "off");
+    }
     if (onednn_ratio) fmt::print("  oneDNN ({}): {:.3g} GB/s; ratio to oneDNN {:.3f}\n", j["onednn"]["identity"].get<std::string>(), gbs(bytes, j["onednn"]["wall_s_min"].get<double>()), *onednn_ratio);
   }
   if (bad) return fail(fmt::format("{}: {} output elements are NaN for finite inputs: the timing describes a broken kernel", be.name(), bad), 1);

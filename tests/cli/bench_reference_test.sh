@@ -23,6 +23,15 @@ contains() {  # contains NAME FILE PATTERN
 expect "bench cpu" 0 "$nc" bench --shape 64x768 --repeats 3 --threads 1
 contains "GB/s and bytes" "$tmp/out" '^cpu layer_norm f32 \[64, 768\] on 1 thread: [0-9.e+]+ GB/s .*; [0-9]+ bytes\)'
 contains "copy ratio" "$tmp/out" '^  copy of the same bytes: [0-9.e+]+ GB/s; ratio to copy [0-9.]+$'
+contains "cpu row kernel" "$tmp/out" '^  cpu row kernel: x86-64(-v3|-v4)?, f16 by (F16C \(AVX(-512)?\)|software), bf16 by (AVX512-BF16|integer formula), streaming stores (available|off)$'
+best_tier=$(sed -n 's/^  cpu row kernel: \([^,]*\),.*/\1/p' "$tmp/out")
+# NORMCHECK_CPU_TIER lowers the kernel's instruction set (and every AVX-512 choice with it);
+# a name that is not a tier, or a tier above the CPU's, is an error, never another tier.
+expect "bench baseline tier" 0 env NORMCHECK_CPU_TIER=x86-64 "$nc" bench --shape 64x768 --repeats 2 --threads 1
+contains "baseline tier ran" "$tmp/out" '^  cpu row kernel: x86-64, f16 by software, bf16 by integer formula, streaming stores off$'
+expect "bad tier" 3 env NORMCHECK_CPU_TIER=avx2 "$nc" bench --shape 64x768 --repeats 2
+contains "bad tier message" "$tmp/err" 'NORMCHECK_CPU_TIER=avx2: expected x86-64-v4, x86-64-v3 or x86-64'
+expect "bad tier run" 3 env NORMCHECK_CPU_TIER=x86-64-v5 "$nc" run cases/layer_norm/degenerate.toml
 expect "bench json" 0 "$nc" bench --shape 32x256 --dtype bf16 --op rms_norm --repeats 2 --format json
 cp "$tmp/out" "$tmp/bench.json"
 expect "bench json fields" 0 python3 -c '
@@ -63,6 +72,11 @@ expect "no fast path under mpfr" 1 grep -q 'certified double-double' "$tmp/err"
 expect "run 1 thread" 0 env OMP_NUM_THREADS=1 "$nc" run $cases --format json --output "$tmp/one.json"
 expect "run passive kept active" 0 env OMP_WAIT_POLICY=active "$nc" run $cases --format json --output "$tmp/active.json"
 expect "bad reference path" 2 "$nc" run $cases --reference-path fast
+# The kernel's lower tiers give the same report (the same bits: -ffp-contract=off).
+expect "run baseline tier" 0 env NORMCHECK_CPU_TIER=x86-64 "$nc" run $cases --format json --output "$tmp/baseline.json"
+if [ "$best_tier" != x86-64 ]; then
+  expect "run x86-64-v3 tier" 0 env NORMCHECK_CPU_TIER=x86-64-v3 "$nc" run $cases --format json --output "$tmp/v3.json"
+fi
 strip='import json, re, sys
 def same(a, b, path):
     if isinstance(a, dict) and isinstance(b, dict):
@@ -83,6 +97,8 @@ assert len(a["cases"]) > 200, "an empty report"'
 expect "mpfr = fast path" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/mpfr.json"
 expect "1 thread = 2 threads" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/one.json"
 expect "active = passive" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/active.json"
+expect "baseline tier = $best_tier" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/baseline.json"
+[ "$best_tier" = x86-64 ] || expect "x86-64-v3 tier = $best_tier" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/v3.json"
 
 echo "bench_reference_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,9 +4,9 @@
 // rounding of g n + b), in four passes over a row instead of nine (rms_norm: two, where its
 // scan's unscaled sum of squares gives pass 3's bits: row_stats), reading x in place,
 // writing y in its dtype directly, and compiled for AVX-512, AVX2 and baseline x86-64 with a
-// run-time choice (GCC target_clones).
-// -ffp-contract=off (CMakeLists.txt) keeps every clone's arithmetic the same: the vector width
-// only decides how many lanes run at once, so the results are bit-identical across clones
+// run-time choice (cpu_tier(), below).
+// -ffp-contract=off (CMakeLists.txt) keeps every tier's arithmetic the same: the vector width
+// only decides how many lanes run at once, so the results are bit-identical across tiers
 // and thread counts.
 //
 // Passes per row of m values:
@@ -35,22 +35,78 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "ops/common/cpu_rows_fast.hpp"
 #include "ops/common/row_kernel.hpp"
 
+// Instruction-set tiers: the row functions are compiled three times, for x86-64-v4 (AVX-512),
+// x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64 (SSE2), and cpu_tier() picks one per
+// process from CPUID. By hand, not GCC's target_clones: GCC 12 takes its dispatcher for
+// nothrow (an exception thrown inside a clone, such as std::bad_alloc from a row buffer,
+// terminates the process; ball.hpp met it with Uncertain), and a test cannot choose a clone. NORMCHECK_CPU_TIER=x86-64-v3 or
+// x86-64 lowers the tier and with it every instruction-set choice in this file (tier_allows:
+// F16C's AVX-512 form, the streaming stores and AVX512-BF16 need x86-64-v4, F16C's AVX form
+// x86-64-v3), so a run under it is what a CPU of that tier runs (ctest runs the kernel's
+// tests at each tier). Builds without dispatch (clang, -DNORMCHECK_NO_CPU_DISPATCH, other
+// architectures) have the baseline only.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NORMCHECK_NO_CPU_DISPATCH)
-#define NC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
-#else
-#define NC_CLONES __attribute__((flatten))
+#define NC_TIERS 1
 #endif
 
 namespace normcheck::kernels::cpu::detail {
 
 namespace {
+
+enum class Tier { baseline = 0, v3 = 1, v4 = 2 };
+constexpr const char* kTierNames[] = {"x86-64", "x86-64-v3", "x86-64-v4"};
+
+/// The tier NORMCHECK_CPU_TIER names, if it is set (std::invalid_argument for another name).
+std::optional<Tier> requested_tier() {
+  const char* e = std::getenv("NORMCHECK_CPU_TIER");
+  if (e == nullptr) return std::nullopt;
+  for (int t = 0; t < 3; ++t)
+    if (std::strcmp(e, kTierNames[t]) == 0) return static_cast<Tier>(t);
+  throw std::invalid_argument(std::string("NORMCHECK_CPU_TIER=") + e + ": expected x86-64-v4, x86-64-v3 or x86-64");
+}
+
+/// The best tier of this CPU and build.
+Tier best_tier() {
+#ifdef NC_TIERS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return Tier::v4;
+  if (__builtin_cpu_supports("x86-64-v3")) return Tier::v3;
+#endif
+  return Tier::baseline;
+}
+
+/// The tier the row functions run at: the best, or the lower one NORMCHECK_CPU_TIER names
+/// (std::runtime_error for a higher one: a test of that tier must not pass on another).
+/// Decided once; normalize_rows_fast asks first, so a bad setting throws before any row runs.
+Tier cpu_tier() {
+  static const Tier t = [] {
+    const Tier best = best_tier();
+    const std::optional<Tier> want = requested_tier();
+    if (want && *want > best)
+      throw std::runtime_error(std::string("NORMCHECK_CPU_TIER=") + kTierNames[static_cast<int>(*want)] + ": this CPU and build run at most " +
+                               kTierNames[static_cast<int>(best)]);
+    return want.value_or(best);
+  }();
+  return t;
+}
+
+/// Whether an instruction-set choice that needs tier `needed` may be taken (the CPU's own
+/// feature test comes on top): always, unless NORMCHECK_CPU_TIER names a lower tier.
+bool tier_allows(Tier needed) {
+  const std::optional<Tier> want = requested_tier();
+  return !want || *want >= needed;
+}
 
 constexpr int kWide = 32;
 constexpr std::int64_t kWideBlock = 256;
@@ -210,8 +266,8 @@ const HalfConverters& half_converters() {
     unsigned a = 0, b = 0, c = 0, d = 0;
     const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
     if (f16c && std::getenv("NORMCHECK_NO_F16C") == nullptr) {  // the software path on demand (its test)
-      if (__builtin_cpu_supports("avx512f")) return HalfConverters{half_to_float_avx512, float_to_half_avx512};
-      if (__builtin_cpu_supports("avx")) return HalfConverters{half_to_float_f16c, float_to_half_f16c};
+      if (__builtin_cpu_supports("avx512f") && tier_allows(Tier::v4)) return HalfConverters{half_to_float_avx512, float_to_half_avx512};
+      if (__builtin_cpu_supports("avx") && tier_allows(Tier::v3)) return HalfConverters{half_to_float_f16c, float_to_half_f16c};
     }
 #endif
     return HalfConverters{half_to_float_soft, float_to_half_soft};
@@ -315,7 +371,7 @@ bool bf16_cvt() {
   static const bool ok = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-           std::getenv("NORMCHECK_NO_BF16_CVT") == nullptr;
+           tier_allows(Tier::v4) && std::getenv("NORMCHECK_NO_BF16_CVT") == nullptr;
   }();
   return ok;
 }
@@ -341,7 +397,7 @@ bool stream_stores() {
     __builtin_cpu_init();
     unsigned a = 0, b = 0, c = 0, d = 0;
     const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-    return f16c && __builtin_cpu_supports("avx512bw") && std::getenv("NORMCHECK_NO_STREAM_STORES") == nullptr;
+    return f16c && __builtin_cpu_supports("avx512bw") && tier_allows(Tier::v4) && std::getenv("NORMCHECK_NO_STREAM_STORES") == nullptr;
 #else
     return false;
 #endif
@@ -656,27 +712,53 @@ template <bool kCenter, class Dst>
   }
 }
 
-// One function per op (layer_norm: kCenter) and y store, each cloned per ISA: f32 and bf16 y
-// written directly, or through a block buffer and FastRows' put (f16 always: F16C converts a
-// block at once; f32/bf16 for streaming stores).
-template <bool kCenter>
-[[gnu::always_inline]] inline void rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) {
-  float tmp[kWideBlock];
-  rows_to<kCenter>(f, r0, r1, BlockDst<float>{f.y->as<float>(), tmp, f.put_f32, f.nontemporal});
+// One function per op (layer_norm: kCenter) and y store (YPath), compiled per tier: f32 and
+// bf16 y written directly, or through a block buffer and FastRows' put (f16 always: F16C
+// converts a block at once; f32/bf16 for streaming stores and AVX512-BF16).
+enum class YPath { f32, bf16, f32_block, u16_block };
+template <bool kCenter, YPath kY>
+[[gnu::always_inline]] inline void rows_of(const FastRows& f, std::int64_t r0, std::int64_t r1) {
+  if constexpr (kY == YPath::f32) {
+    rows_to<kCenter>(f, r0, r1, F32Dst{f.y->as<float>()});
+  } else if constexpr (kY == YPath::bf16) {
+    rows_to<kCenter>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()});
+  } else if constexpr (kY == YPath::f32_block) {
+    float tmp[kWideBlock];
+    rows_to<kCenter>(f, r0, r1, BlockDst<float>{f.y->as<float>(), tmp, f.put_f32, f.nontemporal});
+  } else {
+    float tmp[kWideBlock];
+    rows_to<kCenter>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
+  }
+}
+#define NC_TIER_ROWS(ATTRIBUTES, NAME) \
+  template <bool kCenter, YPath kY>    \
+  ATTRIBUTES void NAME(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_of<kCenter, kY>(f, r0, r1); }
+#ifdef NC_TIERS
+NC_TIER_ROWS(__attribute__((target("arch=x86-64-v4"), flatten, noinline)), rows_v4)
+NC_TIER_ROWS(__attribute__((target("arch=x86-64-v3"), flatten, noinline)), rows_v3)
+#endif
+NC_TIER_ROWS(__attribute__((flatten, noinline)), rows_baseline)
+#undef NC_TIER_ROWS
+
+using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
+template <bool kCenter, YPath kY>
+Rows tier_rows(Tier t) {
+#ifdef NC_TIERS
+  if (t == Tier::v4) return rows_v4<kCenter, kY>;
+  if (t == Tier::v3) return rows_v3<kCenter, kY>;
+#endif
+  (void)t;
+  return rows_baseline<kCenter, kY>;
 }
 template <bool kCenter>
-[[gnu::always_inline]] inline void rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) {
-  float tmp[kWideBlock];
-  rows_to<kCenter>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
+Rows tier_rows(Tier t, YPath y) {
+  switch (y) {
+    case YPath::f32: return tier_rows<kCenter, YPath::f32>(t);
+    case YPath::bf16: return tier_rows<kCenter, YPath::bf16>(t);
+    case YPath::f32_block: return tier_rows<kCenter, YPath::f32_block>(t);
+    default: return tier_rows<kCenter, YPath::u16_block>(t);
+  }
 }
-NC_CLONES void ln_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, F32Dst{f.y->as<float>()}); }
-NC_CLONES void ln_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<true>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void ln_rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_f32_block<true>(f, r0, r1); }
-NC_CLONES void ln_rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_u16_block<true>(f, r0, r1); }
-NC_CLONES void rms_rows_f32(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, F32Dst{f.y->as<float>()}); }
-NC_CLONES void rms_rows_bf16(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_to<false>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()}); }
-NC_CLONES void rms_rows_f32_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_f32_block<false>(f, r0, r1); }
-NC_CLONES void rms_rows_u16_block(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_u16_block<false>(f, r0, r1); }
 
 bool small_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
@@ -705,10 +787,19 @@ void put_block(const float* s, Tensor& y, std::int64_t first, std::int64_t n, bo
 
 bool stream_stores_available() { return stream_stores(); }
 bool bf16_conversion_instruction_available() { return bf16_cvt(); }
+const char* cpu_tier_name() { return kTierNames[static_cast<int>(cpu_tier())]; }
+const char* half_conversion_name() {
+#ifdef NC_F16C
+  if (half_converters().widen == half_to_float_avx512) return "F16C (AVX-512)";
+  if (half_converters().widen == half_to_float_f16c) return "F16C (AVX)";
+#endif
+  return "software";
+}
 
 bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd, RowStore store) {
   const Tensor& x = p.x();
   if (!small_float(x.dtype()) || !small_float(y.dtype()) || p.conv.acc_dtype == DType::f64 || p.conv.normalized_dtype) return false;
+  const Tier tier = cpu_tier();  // first: a bad NORMCHECK_CPU_TIER throws here, before any row runs
   const RowLayout l = row_layout(p);
   // x must be the dense row-major [rows, m] the layout describes (a case's views are
   // materialized by the harness before a built-in kernel runs; this only guards the assumption).
@@ -737,18 +828,26 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   const bool buffered = store == RowStore::buffered || stream || (store != RowStore::ordinary && y.dtype() == DType::bf16 && bf16_cvt());
   f.nontemporal = store == RowStore::buffered ? nt_ok : stream;
   set_puts(f, y.dtype());  // (may turn nontemporal off: f16 without F16C)
-  using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
-  Rows rows;
-  if (y.dtype() == DType::f32) rows = buffered ? (center ? ln_rows_f32_block : rms_rows_f32_block) : (center ? ln_rows_f32 : rms_rows_f32);
-  else if (y.dtype() == DType::bf16 && !buffered) rows = center ? ln_rows_bf16 : rms_rows_bf16;
-  else rows = center ? ln_rows_u16_block : rms_rows_u16_block;  // f16 y, or bf16 buffered
+  const YPath yp = y.dtype() == DType::f32 ? (buffered ? YPath::f32_block : YPath::f32)
+                   : y.dtype() == DType::bf16 && !buffered ? YPath::bf16
+                                                         : YPath::u16_block;  // f16 y, or bf16 buffered
+  const Rows rows = center ? tier_rows<true>(tier, yp) : tier_rows<false>(tier, yp);
   const bool fence = f.nontemporal;
+  // An exception may not leave an OpenMP region (the process terminates): a thread's
+  // (std::bad_alloc from its row buffers) is rethrown here after the region.
+  std::exception_ptr error;
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
     const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-    rows(f, l.rows * t / T, l.rows * (t + 1) / T);
+    try {
+      rows(f, l.rows * t / T, l.rows * (t + 1) / T);
+    } catch (...) {
+#pragma omp critical(normcheck_rows_fast_error)
+      if (!error) error = std::current_exception();
+    }
     if (fence) store_fence();  // the non-temporal stores are visible before the region ends
   }
+  if (error) std::rethrow_exception(error);
   return true;
 }
 

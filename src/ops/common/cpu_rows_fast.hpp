@@ -55,4 +55,16 @@ bool stream_stores_available();
 /// -BW; NORMCHECK_NO_BF16_CVT unset), else by the integer formula.
 bool bf16_conversion_instruction_available();
 
+/// The instruction-set tier the row kernel runs at: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2,
+/// FMA, F16C) or "x86-64" (baseline SSE2, and every build without run-time dispatch: clang,
+/// -DNORMCHECK_NO_CPU_DISPATCH, other architectures). The CPU's best, or the lower tier that
+/// the environment variable NORMCHECK_CPU_TIER names (which also turns off every choice
+/// above that tier: streaming stores, AVX512-BF16, F16C's wider forms). Decided once per
+/// process. Throws std::invalid_argument for another name in NORMCHECK_CPU_TIER and
+/// std::runtime_error for a tier above this CPU's and build's (as normalize_rows_fast does).
+const char* cpu_tier_name();
+
+/// How the kernel converts binary16: "F16C (AVX-512)", "F16C (AVX)" or "software".
+const char* half_conversion_name();
+
 }  // namespace normcheck::kernels::cpu::detail
