@@ -1,6 +1,6 @@
 // The fast binary32 row kernel (ops/common/cpu_rows_fast.cpp) against a scalar model of the
-// order its header documents, bit for bit: the kernel runs the clone this machine's CPU picks
-// (AVX-512, AVX2 or baseline), this file is built for baseline x86-64, both with
+// order its header documents, bit for bit: the kernel runs the tier this machine's CPU picks
+// (AVX-512, AVX2 or baseline; NORMCHECK_CPU_TIER lowers it), this file is built for baseline x86-64, both with
 // -ffp-contract=off, so equality says the vector width changes nothing. Also: 1 and 2 threads
 // give the same bits, and the kernel is the one layer_norm/rms_norm take for f32/bf16/f16.
 #include <catch2/catch.hpp>
@@ -239,6 +239,7 @@ TEST_CASE("cpu fast rows: the instruction-set tier is the CPU's best or the one 
       CHECK_FALSE(d::bf16_conversion_instruction_available());
       CHECK(half != "F16C (AVX-512)");
     }
+    if (tier == "x86-64-v3" && !std::getenv("NORMCHECK_NO_F16C")) CHECK(half == "F16C (AVX)");  // x86-64-v3 includes F16C
     if (tier == "x86-64") CHECK(half == "software");
   } else {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NORMCHECK_NO_CPU_DISPATCH)

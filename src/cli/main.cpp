@@ -32,6 +32,7 @@
 #include "run/pipeline.hpp"
 #include "run/select.hpp"
 #include "cli/probe_commands.hpp"
+#include "ops/common/cpu_rows_fast.hpp"
 #include "cli/zoo.hpp"
 #include "cli/fuzz_command.hpp"
 #include "cli/bench_command.hpp"
@@ -297,6 +298,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kBadInput;
+  }
+  // NORMCHECK_CPU_TIER (the CPU row kernel's instruction-set tier; README "Backends") once,
+  // here: a bad value is an error even where no case reaches that kernel.
+  try {
+    (void)nc::kernels::cpu::detail::cpu_tier_name();
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
   }
   try {
     if (auto rc = nc::cli::run_probe_commands(*probe_cmds)) return *rc;

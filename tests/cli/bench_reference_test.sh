@@ -29,9 +29,13 @@ best_tier=$(sed -n 's/^  cpu row kernel: \([^,]*\),.*/\1/p' "$tmp/out")
 # a name that is not a tier, or a tier above the CPU's, is an error, never another tier.
 expect "bench baseline tier" 0 env NORMCHECK_CPU_TIER=x86-64 "$nc" bench --shape 64x768 --repeats 2 --threads 1
 contains "baseline tier ran" "$tmp/out" '^  cpu row kernel: x86-64, f16 by software, bf16 by integer formula, streaming stores off$'
-expect "bad tier" 3 env NORMCHECK_CPU_TIER=avx2 "$nc" bench --shape 64x768 --repeats 2
-contains "bad tier message" "$tmp/err" 'NORMCHECK_CPU_TIER=avx2: expected x86-64-v4, x86-64-v3 or x86-64'
-expect "bad tier run" 3 env NORMCHECK_CPU_TIER=x86-64-v5 "$nc" run cases/layer_norm/degenerate.toml
+expect "bad tier" 2 env NORMCHECK_CPU_TIER=avx2 "$nc" bench --shape 64x768 --repeats 2
+contains "bad tier message" "$tmp/err" "^normcheck: NORMCHECK_CPU_TIER='avx2': expected x86-64-v4, x86-64-v3 or x86-64"
+expect "bad tier run" 2 env NORMCHECK_CPU_TIER=x86-64-v5 "$nc" run cases/layer_norm/degenerate.toml
+expect "bad tier, no fast kernel in the run" 2 env NORMCHECK_CPU_TIER="x86-64 " "$nc" run cases/layer_norm/degenerate.toml -b reference
+expect "empty tier" 2 env NORMCHECK_CPU_TIER= "$nc" backends
+expect "bench other op" 0 "$nc" bench --op group_norm --shape 8x64 --repeats 2
+expect "no row kernel line for group_norm" 1 grep -q 'cpu row kernel' "$tmp/out"
 expect "bench json" 0 "$nc" bench --shape 32x256 --dtype bf16 --op rms_norm --repeats 2 --format json
 cp "$tmp/out" "$tmp/bench.json"
 expect "bench json fields" 0 python3 -c '

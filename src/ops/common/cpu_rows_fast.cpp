@@ -50,12 +50,13 @@
 // x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64 (SSE2), and cpu_tier() picks one per
 // process from CPUID. By hand, not GCC's target_clones: GCC 12 takes its dispatcher for
 // nothrow (an exception thrown inside a clone, such as std::bad_alloc from a row buffer,
-// terminates the process; ball.hpp met it with Uncertain), and a test cannot choose a clone. NORMCHECK_CPU_TIER=x86-64-v3 or
-// x86-64 lowers the tier and with it every instruction-set choice in this file (tier_allows:
-// F16C's AVX-512 form, the streaming stores and AVX512-BF16 need x86-64-v4, F16C's AVX form
-// x86-64-v3), so a run under it is what a CPU of that tier runs (ctest runs the kernel's
-// tests at each tier). Builds without dispatch (clang, -DNORMCHECK_NO_CPU_DISPATCH, other
-// architectures) have the baseline only.
+// terminates the process; ball.hpp met it with Uncertain), and a test cannot choose a clone.
+// NORMCHECK_CPU_TIER=x86-64-v3 or x86-64 lowers the tier and with it every instruction-set
+// choice in this file (tier_allows: F16C's AVX-512 form, the streaming stores and
+// AVX512-BF16 need x86-64-v4, F16C's AVX form x86-64-v3), so this file's instruction choices
+// under it are those a CPU of that tier gets (ctest runs the kernel's tests at each tier;
+// glibc's own routines keep their choice). Builds without dispatch (clang,
+// -DNORMCHECK_NO_CPU_DISPATCH, other architectures) have the baseline only.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NORMCHECK_NO_CPU_DISPATCH)
 #define NC_TIERS 1
 #endif
@@ -73,7 +74,7 @@ std::optional<Tier> requested_tier() {
   if (e == nullptr) return std::nullopt;
   for (int t = 0; t < 3; ++t)
     if (std::strcmp(e, kTierNames[t]) == 0) return static_cast<Tier>(t);
-  throw std::invalid_argument(std::string("NORMCHECK_CPU_TIER=") + e + ": expected x86-64-v4, x86-64-v3 or x86-64");
+  throw std::invalid_argument(std::string("NORMCHECK_CPU_TIER='") + e + "': expected x86-64-v4, x86-64-v3 or x86-64 (or unset: the CPU's best)");
 }
 
 /// The best tier of this CPU and build.
@@ -94,7 +95,7 @@ Tier cpu_tier() {
     const Tier best = best_tier();
     const std::optional<Tier> want = requested_tier();
     if (want && *want > best)
-      throw std::runtime_error(std::string("NORMCHECK_CPU_TIER=") + kTierNames[static_cast<int>(*want)] + ": this CPU and build run at most " +
+      throw std::runtime_error(std::string("NORMCHECK_CPU_TIER='") + kTierNames[static_cast<int>(*want)] + "': this CPU and build run at most " +
                                kTierNames[static_cast<int>(best)]);
     return want.value_or(best);
   }();
@@ -111,7 +112,7 @@ bool tier_allows(Tier needed) {
 constexpr int kWide = 32;
 constexpr std::int64_t kWideBlock = 256;
 
-// GCC's generic vectors (every clone lowers them to its widest registers; the default clone
+// GCC's generic vectors (every tier lowers them to its widest registers; the baseline
 // to SSE pairs): the lane reductions below stay in registers (as arrays they went through the
 // stack one scalar at a time, a third of the kernel's time at d = 64).
 typedef float V16 __attribute__((vector_size(64)));
@@ -136,7 +137,7 @@ typedef std::uint32_t U8 __attribute__((vector_size(32)));
 typedef std::uint32_t U4 __attribute__((vector_size(16)));
 enum class LaneOp { max, min, bit_or };
 /// *out = kOp(u, v) lane by lane (references: a generic vector passed or returned by value
-/// would cross the default clone's calls by another ABI than AVX-512's, of which GCC warns).
+/// would cross the baseline tier's calls by another ABI than AVX-512's, of which GCC warns).
 template <LaneOp kOp, class V>
 [[gnu::always_inline]] inline void lane_op(V* out, const V& u, const V& v) {
   if constexpr (kOp == LaneOp::max) *out = u > v ? u : v;
@@ -213,7 +214,7 @@ template <class G>
 // binary16 rows <-> binary32 rows: the F16C instructions where the CPU has them (exact for
 // every value; RNE with subnormals and overflow to inf, as float_to_half_bits; a NaN stays a
 // NaN, its payload kept where the software conversion writes 0x7e00), else core/dtype.hpp's
-// conversions. Chosen once per process (functions with their own target, not clones: the
+// conversions. Chosen once per process (functions with their own target, not tiers: the
 // intrinsics need the ISA in the function that holds them).
 #ifdef NC_F16C
 // GCC 12 warns inside its own avx512fintrin.h (_mm512_undefined_ps as the unused merge
