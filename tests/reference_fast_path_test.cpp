@@ -143,6 +143,31 @@ TEST_CASE("ddball: exact inputs stay exact, ties and zeros are left to MPFR", "[
   CHECK(std::signbit(static_cast<double>(ldexp(DDBall(-0.0), 3))));
   // Signs of zero as IEEE (and MPFR): -0 - 0 = -0, -0 / 2 = -0, and so as a long double.
   CHECK(std::signbit(static_cast<long double>((DDBall(-0.0) - DDBall(0.0)) / DDBall(2.0))));
+  // An exact double-double times an exact double whose product is a double-double stays exact:
+  // batch_norm's running mean 1 * mu of a binary64 mean that was exactly a long double
+  // midpoint (65 bits) came back a ball that no rounding could decide, and every binary64
+  // batch_norm problem with such a channel went to MPFR.
+  const double th = 0x1.3e0a7f2479fb5p-1, tl = -0x1.cdp-57;
+  const DDBall tie = DDBall(th) + DDBall(tl);
+  REQUIRE(tie.radius() == 0);
+  const long double tie_ld = static_cast<long double>(th) + static_cast<long double>(tl);  // one rounding: the midpoint to even
+  CHECK(static_cast<long double>(tie) == tie_ld);
+  for (double f : {1.0, -1.0, 2.0, 0x1p-7, 3.0, -5.0}) {
+    INFO("factor " << f);
+    const DDBall p = DDBall(f) * tie, q = tie * DDBall(f);
+    CHECK(p.radius() == 0);
+    CHECK(q.radius() == 0);
+    CHECK((p.hi() == q.hi() && p.lo() == q.lo()));
+    // the exact product, against long double arithmetic where that is exact (|f| a power of two)
+    if (f == 1.0 || f == -1.0 || f == 2.0 || f == 0x1p-7) CHECK(static_cast<long double>(p) == static_cast<long double>(f) * tie_ld);
+    // the exact product in binary128 (68 significant bits at most here: every step exact)
+    using Q = __float128;
+    CHECK((static_cast<Q>(p.hi()) + static_cast<Q>(p.lo()) == static_cast<Q>(f) * (static_cast<Q>(th) + static_cast<Q>(tl))));
+  }
+  CHECK(static_cast<long double>(DDBall(1.0) * tie) == tie_ld);
+  // A product that is not a double-double (65 bits times 53: 118) stays a ball.
+  CHECK((DDBall(0x1.5555555555555p-2) * tie).radius() > 0);
+  CHECK((tie * DDBall(0x1.5555555555555p-2)).radius() > 0);
 }
 
 TEST_CASE("round_significand: binary64 rounded to p bits as round_to does in the normal range", "[dtype][reference]") {

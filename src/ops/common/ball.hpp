@@ -49,6 +49,7 @@
 
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
@@ -135,6 +136,19 @@ inline void two_prod(double a, double b, double& p, double& e) {
 /// not necessary: true only when every step of the check is error-free (TwoProduct for both
 /// products, Sterbenz for ah - p1, and TwoSums that leave no error) and the exact residual
 /// is 0; a false answer only means "not shown". For operands in the range DDBall allows.
+/// Whether x0 + (the terms) equals zh + zl exactly, shown by error-free steps: x0 - zh by
+/// Sterbenz's lemma, then TwoSums that leave no error, then - zl; false where not shown.
+inline bool sum_is(double zh, double zl, double x0, std::initializer_list<double> terms) {
+  if (!(x0 / 2 <= zh && zh <= 2 * x0) && !(2 * x0 <= zh && zh <= x0 / 2)) return false;  // Sterbenz's condition
+  double acc = x0 - zh, s, t;  // exact
+  for (double term : terms) {
+    two_sum(acc, term, s, t);
+    if (t != 0) return false;
+    acc = s;
+  }
+  two_sum(acc, -zl, s, t);
+  return t == 0 && s == 0;
+}
 inline bool exact_product(double zh, double zl, double b, double ah, double al) {
   double p1, e1, p2, e2, s, t;
   two_prod(zh, b, p1, e1);
@@ -323,6 +337,18 @@ inline DDBall DDBall::mul(const DDBall& a, const DDBall& b) {
   const double cl2 = a.h_ * b.l_ + a.l_ * b.h_;  // Algorithm 10 (Algorithm 8 when a.l or b.l is 0)
   dd::fast_two_sum(ch, cl1 + cl2, zh, zl);
   if (zh == 0 && a.h_ != 0 && b.h_ != 0) throw Uncertain{__LINE__};  // nonzero midpoints: an underflow
+  // An exact double-double times an exact double whose product is a double-double (1, a power
+  // of two, a short factor): exact where error-free steps show zh + zl = (w_h + w_l) d, i.e.
+  // (ch - zh) + cl1 + p2 + e2 - zl = 0 with w_l d = p2 + e2 by TwoProduct (no underflow in e2:
+  // |p2| >= 2^-969). Without it, batch_norm's running mean 1 * mu of a binary64 mean that was
+  // exactly a long double tie became a ball, which no rounding of it could decide (the whole
+  // problem went to MPFR).
+  if (a.r_ == 0 && b.r_ == 0 && (a.l_ == 0 || b.l_ == 0)) {
+    const double wl = a.l_ == 0 ? b.l_ : a.l_, d = a.l_ == 0 ? a.h_ : b.h_;
+    double p2, e2;
+    dd::two_prod(wl, d, p2, e2);
+    if ((wl == 0 || std::fabs(p2) >= 0x1p-969) && dd::sum_is(zh, zl, ch, {cl1, p2, e2})) return exact(zh, zl);
+  }
   const double ma = a.mag(), mb = b.mag();
   return result(zh, zl, ma * b.r_ + mb * a.r_ + a.r_ * b.r_ + kMul * std::fabs(zh) * (1 + 0x1p-52));
 }
