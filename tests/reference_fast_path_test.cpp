@@ -222,6 +222,57 @@ TEST_CASE("ddball: TwoProduct by FMA and by Dekker's split give the same exact e
 #endif
 }
 
+TEST_CASE("ddball: a product of exact operands declared exact is the exact product", "[reference][fastpath]") {
+  // DDBall::mul returns radius 0 for an exact double-double times an exact double only where
+  // error-free steps show the product is that double-double. MPFR at 256 bits is the judge;
+  // the operands are drawn so that both outcomes occur: double-doubles of 53 + k bits (k up
+  // to 60: low parts of 1..53 bits, some with a gap of zeros), factors of 1..53 bits (1, powers
+  // of two, small integers, full doubles), signs, exponents across the range, both orders.
+  using M = reference::detail::mp256;
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(1, 2);
+  std::uniform_int_distribution<int> e(-400, 400), bits(1, 53), gap(0, 12);
+  auto with_bits = [&](double v, int k) {  // v's leading k bits
+    const int x = std::ilogb(v);
+    return std::ldexp(std::trunc(std::ldexp(v, k - 1 - x)), x - k + 1);
+  };
+  int exact = 0, ball = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double h = std::ldexp(u(g), e(g)) * (g() % 2 ? 1 : -1);
+    double l = std::ldexp(with_bits(u(g), bits(g)), std::ilogb(h) - 54 - gap(g)) * (g() % 2 ? 1 : -1);
+    if (i % 5 == 0) l = 0;
+    const double hh = h + l;  // (hh, ll) normalized: |ll| <= ulp(hh) / 2
+    const double ll = l - (hh - h);
+    double d;
+    switch (i % 6) {
+      case 0: d = 1; break;
+      case 1: d = std::ldexp(1.0, e(g) / 4); break;
+      case 2: d = static_cast<double>(g() % 15 + 2); break;
+      default: d = with_bits(u(g), bits(g)) * std::ldexp(1.0, e(g) / 4);
+    }
+    if (g() % 2) d = -d;
+    const DDBall w = DDBall(hh) + DDBall(ll);  // an exact double-double where the add shows it
+    if (w.radius() != 0) continue;
+    DDBall p;
+    try {
+      p = i % 2 ? w * DDBall(d) : DDBall(d) * w;
+    } catch (const Uncertain&) {
+      continue;  // out of range
+    }
+    INFO(i << ": (" << hh << " + " << ll << ") * " << d);
+    if (p.radius() == 0) {
+      ++exact;
+      REQUIRE(M(p.hi()) + M(p.lo()) == (M(hh) + M(ll)) * M(d));
+    } else {
+      ++ball;
+      const M err = abs(M(p.hi()) + M(p.lo()) - (M(hh) + M(ll)) * M(d));
+      REQUIRE(err <= M(p.radius()));
+    }
+  }
+  CHECK(exact > 50000);
+  CHECK(ball > 20000);
+}
+
 TEST_CASE("ddball: dyt's pairs and exp_n<2> give each element's single evaluation bit for bit", "[reference][fastpath]") {
   // dyt_terms_pair interleaves two elements' exps (exp_n<2>); every part of every result (midpoint,
   // low part, radius, the binary64 terms) and every Uncertain must be what one dyt_terms call
