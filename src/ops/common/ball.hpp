@@ -49,11 +49,11 @@
 
 #include <array>
 #include <cmath>
-#include <initializer_list>
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "core/dtype.hpp"
@@ -132,10 +132,6 @@ inline void two_prod(double a, double b, double& p, double& e) {
   two_prod_dekker(a, b, p, e);
 }
 
-/// Whether (zh + zl) b == ah + al exactly (so that zh + zl is the exact quotient). Sufficient,
-/// not necessary: true only when every step of the check is error-free (TwoProduct for both
-/// products, Sterbenz for ah - p1, and TwoSums that leave no error) and the exact residual
-/// is 0; a false answer only means "not shown". For operands in the range DDBall allows.
 /// Whether x0 + (the terms) equals zh + zl exactly, shown by error-free steps: x0 - zh by
 /// Sterbenz's lemma, then TwoSums that leave no error, then - zl; false where not shown.
 inline bool sum_is(double zh, double zl, double x0, std::initializer_list<double> terms) {
@@ -149,6 +145,10 @@ inline bool sum_is(double zh, double zl, double x0, std::initializer_list<double
   two_sum(acc, -zl, s, t);
   return t == 0 && s == 0;
 }
+/// Whether (zh + zl) b == ah + al exactly (so that zh + zl is the exact quotient). Sufficient,
+/// not necessary: true only when every step of the check is error-free (TwoProduct for both
+/// products, Sterbenz for ah - p1, and TwoSums that leave no error) and the exact residual
+/// is 0; a false answer only means "not shown". For operands in the range DDBall allows.
 inline bool exact_product(double zh, double zl, double b, double ah, double al) {
   double p1, e1, p2, e2, s, t;
   two_prod(zh, b, p1, e1);
