@@ -216,8 +216,8 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
   j["ratio_to_copy"] = tc.min() / tk.min();
   // What the timing depends on where the fast row kernel runs (layer_norm/rms_norm with
   // f32/bf16/f16 data; NORMCHECK_CPU_TIER and the NORMCHECK_NO_* switches change it).
-  if (be.name() == "cpu" && (p.op == Op::layer_norm || p.op == Op::rms_norm) && p.conv.acc_dtype == DType::f32 && !p.conv.normalized_dtype &&
-      (p.x().dtype() == DType::f32 || p.x().dtype() == DType::bf16 || p.x().dtype() == DType::f16)) {
+  if (be.name() == "cpu" && (p.op == Op::layer_norm || p.op == Op::rms_norm) && p.conv.direction == Direction::forward &&
+      kernels::cpu::detail::fast_rows_take(p)) {
     namespace k = kernels::cpu::detail;
     j["cpu_row_kernel"] = {{"tier", k::cpu_tier_name()}, {"f16_conversion", k::half_conversion_name()},
                            {"bf16_conversion", k::bf16_conversion_instruction_available() ? "AVX512-BF16" : "integer formula"},

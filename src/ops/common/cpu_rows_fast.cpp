@@ -797,9 +797,13 @@ const char* half_conversion_name() {
   return "software";
 }
 
+bool fast_rows_take(const Problem& p) {
+  return small_float(p.x().dtype()) && small_float(p.out_dtype) && p.conv.acc_dtype != DType::f64 && !p.conv.normalized_dtype;
+}
+
 bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean, Tensor* rstd, RowStore store) {
   const Tensor& x = p.x();
-  if (!small_float(x.dtype()) || !small_float(y.dtype()) || p.conv.acc_dtype == DType::f64 || p.conv.normalized_dtype) return false;
+  if (!fast_rows_take(p) || !small_float(y.dtype())) return false;
   const Tier tier = cpu_tier();  // first: a bad NORMCHECK_CPU_TIER throws here, before any row runs
   const RowLayout l = row_layout(p);
   // x must be the dense row-major [rows, m] the layout describes (a case's views are

@@ -35,6 +35,10 @@ struct FastRows {
 /// them). Same bits on every path.
 enum class RowStore { automatic, ordinary, buffered };
 
+/// Whether normalize_rows_fast takes p (by its dtypes and convention): x and out_dtype
+/// f32/bf16/f16, binary32 accumulation, no normalized_dtype.
+bool fast_rows_take(const Problem& p);
+
 /// Runs normalize_rows' numerics (row_kernel.hpp) for x and y in f32/bf16/f16 with binary32
 /// accumulation and no normalized_dtype, in wide_sum's accumulation order (cpu_rows_fast.cpp);
 /// returns false (and writes nothing) for any other problem, which normalize_rows then runs.
