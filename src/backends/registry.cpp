@@ -5,6 +5,7 @@
 
 #include "backends/cuda_backend.hpp"
 #include "backends/registry.hpp"
+#include "ops/common/cpu_rows_fast.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "backends/external.hpp"  // plugin:, cmd:, onednn
@@ -35,7 +36,9 @@ class ReferenceBackend final : public Backend {
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  std::string identity() const override { return "normcheck " NORMCHECK_VERSION; }
+  // With the row kernel's instruction-set choices (NORMCHECK_CPU_TIER and the CPU decide
+  // them; a report then says which code ran).
+  std::string identity() const override { return "normcheck " NORMCHECK_VERSION " (row kernel " + kernels::cpu::detail::cpu_row_kernel_summary() + ")"; }
   std::string description() const override { return "normcheck CPU kernels: two-pass, f32 accumulation (f64 for f64), OpenMP rows"; }
   std::optional<std::string> unsupported(const ValidProblem& p, const Recorded&) const override {
     if (p->conv.acc_dtype != DType::f32 && p->conv.acc_dtype != DType::f64)

@@ -221,7 +221,7 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
     namespace k = kernels::cpu::detail;
     j["cpu_row_kernel"] = {{"tier", k::cpu_tier_name()}, {"f16_conversion", k::half_conversion_name()},
                            {"bf16_conversion", k::bf16_conversion_instruction_available() ? "AVX512-BF16" : "integer formula"},
-                           {"streaming_stores", k::stream_stores_available()}};
+                           {"streaming_stores", k::stream_stores_available()}, {"summary", k::cpu_row_kernel_summary()}};
   }
 
   // oneDNN's layer normalization on the same problem and threads, when built in and it runs it.
@@ -243,9 +243,7 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
                1e3 * tk.median(), 1e3 * tk.cpu_median(), bytes);
     fmt::print("  copy of the same bytes: {:.3g} GB/s; ratio to copy {:.3f}\n", gbs(2 * half, tc.min()), tc.min() / tk.min());
     if (j.contains("cpu_row_kernel")) {
-      const nlohmann::json& k = j["cpu_row_kernel"];
-      fmt::print("  cpu row kernel: {}, f16 by {}, bf16 by {}, streaming stores {}\n", k["tier"].get<std::string>(), k["f16_conversion"].get<std::string>(),
-                 k["bf16_conversion"].get<std::string>(), k["streaming_stores"].get<bool>() ? "available" : "off");
+      fmt::print("  cpu row kernel: {}\n", j["cpu_row_kernel"]["summary"].get<std::string>());
     }
     if (onednn_ratio) fmt::print("  oneDNN ({}): {:.3g} GB/s; ratio to oneDNN {:.3f}\n", j["onednn"]["identity"].get<std::string>(), gbs(bytes, j["onednn"]["wall_s_min"].get<double>()), *onednn_ratio);
   }

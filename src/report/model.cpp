@@ -420,6 +420,18 @@ Report report_from_json(std::string_view text, const std::string& what) {
 
 // ---- merge ------------------------------------------------------------------------------
 
+namespace {
+/// Whether `one` is among the " | "-separated identities of `list`.
+bool identity_lists(const std::string& list, const std::string& one) {
+  for (std::size_t b = 0; b <= list.size();) {
+    const std::size_t e = std::min(list.find(" | ", b), list.size());
+    if (list.compare(b, e - b, one) == 0) return true;
+    b = e + 3;
+  }
+  return false;
+}
+}  // namespace
+
 Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) {
   if (shards.empty()) throw std::runtime_error("merge: no reports");
   const auto& [first_path, first] = shards.front();
@@ -465,7 +477,10 @@ Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) 
         m.backends.push_back(b);
       } else {
         it->requested = it->requested || b.requested;
+        // Shards run on other machines may differ (the cpu backend's instruction-set tier):
+        // the merged record names each distinct identity once.
         if (it->identity.empty()) it->identity = b.identity;
+        else if (!b.identity.empty() && !identity_lists(it->identity, b.identity)) it->identity += " | " + b.identity;
         if (it->unavailable.empty()) it->unavailable = b.unavailable;
       }
     }

@@ -84,7 +84,7 @@ fi
 strip='import json, re, sys
 def same(a, b, path):
     if isinstance(a, dict) and isinstance(b, dict):
-        keys = (set(a) | set(b)) - {"seconds"}
+        keys = (set(a) | set(b)) - {"seconds", "identity"}
         return all(k in a and k in b and same(a[k], b[k], path + "/" + k) for k in keys)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(u, v, path) for u, v in zip(a, b))
@@ -103,6 +103,12 @@ expect "1 thread = 2 threads" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/one.j
 expect "active = passive" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/active.json"
 expect "baseline tier = $best_tier" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/baseline.json"
 [ "$best_tier" = x86-64 ] || expect "x86-64-v3 tier = $best_tier" 0 python3 -c "$strip" "$tmp/auto.json" "$tmp/v3.json"
+# (identity aside: the cpu backend's names the tier that ran, so a report says which code it judged)
+tier_of='import json, sys; print([b["identity"] for b in json.load(open(sys.argv[1]))["backends"] if b["name"] == "cpu"][0])'
+python3 -c "$tier_of" "$tmp/auto.json" > "$tmp/out"
+contains "report names the tier" "$tmp/out" "^normcheck [0-9.]+ \\(row kernel $best_tier, f16 by .*, streaming stores (available|off)\\)$"
+python3 -c "$tier_of" "$tmp/baseline.json" > "$tmp/out"
+contains "report names the lowered tier" "$tmp/out" '^normcheck [0-9.]+ \(row kernel x86-64, f16 by software, bf16 by integer formula, streaming stores off\)$'
 
 echo "bench_reference_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -797,6 +797,11 @@ const char* half_conversion_name() {
   return "software";
 }
 
+std::string cpu_row_kernel_summary() {
+  return std::string(cpu_tier_name()) + ", f16 by " + half_conversion_name() + ", bf16 by " +
+         (bf16_cvt() ? "AVX512-BF16" : "integer formula") + ", streaming stores " + (stream_stores() ? "available" : "off");
+}
+
 bool fast_rows_take(const Problem& p) {
   return small_float(p.x().dtype()) && small_float(p.out_dtype) && p.conv.acc_dtype != DType::f64 && !p.conv.normalized_dtype;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/tensor.hpp"
 #include "spec/op.hpp"
@@ -70,5 +71,11 @@ const char* cpu_tier_name();
 
 /// How the kernel converts binary16: "F16C (AVX-512)", "F16C (AVX)" or "software".
 const char* half_conversion_name();
+
+/// Every instruction-set choice the row kernel made in this process, in one line for reports:
+/// "x86-64-v4, f16 by F16C (AVX-512), bf16 by AVX512-BF16, streaming stores available" (the
+/// tier, half_conversion_name(), bf16 by "AVX512-BF16" or "integer formula", streaming stores
+/// "available" or "off"). Throws as cpu_tier_name() does.
+std::string cpu_row_kernel_summary();
 
 }  // namespace normcheck::kernels::cpu::detail
