@@ -40,9 +40,9 @@ std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app) {
   auto b = std::make_shared<BenchCommand>();
   b->sub = app.add_subcommand("bench", "throughput of a backend (GB/s, and the ratio to a copy of the same bytes in the same run) or of the reference (elements per CPU-second)");
   b->sub->add_option("--backend,-b", b->backend, "the backend to time (default cpu): any of `normcheck backends`, plugin:PATH, cmd:COMMAND")->allow_extra_args(false);
-  b->sub->add_option("--op", b->op, "the op (default layer_norm)");
-  b->sub->add_option("--dtype", b->dtype, "data, parameter and output dtype (default f32)");
-  b->sub->add_option("--shape", b->shape, "ROWSxWIDTH: normalization groups and values per group (default 4096x4096)");
+  b->sub->add_option("--op", b->op, "the op (default layer_norm); a comma-separated list measures each");
+  b->sub->add_option("--dtype", b->dtype, "data, parameter and output dtype (default f32); a comma-separated list measures each");
+  b->sub->add_option("--shape", b->shape, "ROWSxWIDTH: normalization groups and values per group (default 4096x4096); a comma-separated list measures each");
   b->sub->add_option("--threads", b->threads, "OpenMP threads for the built-in kernels, oneDNN and the copy (default: OpenMP's default)")->check(CLI::Range(1, 1024));
   b->sub->add_option("--warmup", b->warmup, "untimed runs first (default 2)")->check(CLI::Range(0, 1000));
   b->sub->add_option("--repeats", b->repeats, "timed runs; min and median reported (default 10)")->check(CLI::Range(1, 100000));
@@ -113,41 +113,52 @@ int fail(const std::string& msg, int rc) {
   return rc;
 }
 
-}  // namespace
 
-std::optional<int> run_bench_command(const BenchCommand& b) {
-  if (!b.sub || !*b.sub) return std::nullopt;
-  if (b.format != "table" && b.format != "json") return fail(fmt::format("--format: unknown '{}' (table | json)", b.format), 2);
-  if (b.reference_path != "auto" && b.reference_path != "mpfr")
-    return fail(fmt::format("--reference-path: unknown '{}' (auto | mpfr)", b.reference_path), 2);
-  const auto op = ops::find(b.op);
-  if (!op) return fail(fmt::format("--op: unknown op '{}' ({})", b.op, ops::choices()), 2);
-  const auto dt = parse_dtype(b.dtype);
-  if (!dt) return fail(fmt::format("--dtype: unknown dtype '{}'", b.dtype), 2);
-  Dims dims;
-  {
-    long long rows = 0, width = 0;
-    char x = 0, extra = 0;
-    if (std::sscanf(b.shape.c_str(), "%lld%c%lld%c", &rows, &x, &width, &extra) != 3 || (x != 'x' && x != 'X') || rows < 1 || width < 1)
-      return fail(fmt::format("--shape: '{}' is not ROWSxWIDTH with both >= 1 (e.g. 8192x4096)", b.shape), 2);
-    dims.rows = rows;
-    dims.width = width;
+/// The comma-separated items of a list option ("a,b,c"); an empty item is an error.
+std::optional<std::vector<std::string>> items_of(const std::string& list) {
+  std::vector<std::string> v;
+  for (std::size_t i = 0; i <= list.size();) {
+    const std::size_t e = std::min(list.find(',', i), list.size());
+    if (e == i) return std::nullopt;
+    v.push_back(list.substr(i, e - i));
+    i = e + 1;
   }
-  dims.x = dims.param = *dt;
+  return v;
+}
+
+/// One measurement: the op, dtype and shape of one combination of the lists.
+struct Point {
+  Op op;
+  DType dt;
+  std::string op_name, dtype_name, shape;
+  std::int64_t rows = 0, width = 0;
+};
+
+/// Measures one point with backend `be` (null with --reference): prints its table lines
+/// (format table) and fills j (a failure's message in j["error"] too); the exit code as
+/// run_bench_command's.
+/// pt's problem (the op's default convention, normal data) with `rows` rows; UsageError
+/// where the op cannot be drawn at that dtype and width.
+ValidProblem draw_point(const Point& pt, std::int64_t rows) {
+  Dims dims;
+  dims.rows = rows;
+  dims.width = pt.width;
+  dims.x = dims.param = pt.dt;
   dims.default_convention = true;
-  ValidProblem vp = [&] {
-    try {
-      return draw_problem(*op, dims);
-    } catch (const SpecError& e) {
-      throw UsageError(fmt::format("bench: {} cannot be drawn at {} {}: {}", b.op, b.dtype, b.shape, e.what()));
-    }
-  }();
+  try {
+    return draw_problem(pt.op, dims);
+  } catch (const SpecError& e) {
+    throw UsageError(fmt::format("bench: {} cannot be drawn at {} {}: {}", pt.op_name, pt.dtype_name, pt.shape, e.what()));
+  }
+}
+
+int bench_one(const BenchCommand& b, const Point& pt, Backend* be_ptr, nlohmann::json& j) {
+  ValidProblem vp = draw_point(pt, pt.rows);
   const Problem& p = *vp;
-  if (b.threads > 0) omp_set_num_threads(b.threads);
   const int threads = b.threads > 0 ? b.threads : omp_get_max_threads();
   const std::int64_t elements = p.x().size();
-  nlohmann::json j{{"op", b.op}, {"dtype", b.dtype}, {"shape", shape_str(p.x().shape())}, {"threads", threads},
-                   {"warmup", b.warmup}, {"repeats", b.repeats}};
+  j = {{"op", pt.op_name}, {"dtype", pt.dtype_name}, {"shape", shape_str(p.x().shape())}, {"threads", threads},
+       {"warmup", b.warmup}, {"repeats", b.repeats}};
 
   if (b.reference) {
     reference::set_fast_path(b.reference_path == "auto");
@@ -162,32 +173,28 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
     j["reference"] = {{"path", b.reference_path}, {"elements", elements}, {"wall_s_min", t.min()}, {"wall_s_median", t.median()},
                       {"cpu_s_median", t.cpu_median()}, {"elements_per_cpu_s", eps_cpu},
                       {"rows_certified", certified}, {"rows_recomputed_mpfr", recomputed}};
-    if (b.format == "json") {
-      fmt::print("{}\n", j.dump(2));
-    } else {
+    if (b.format != "json") {
       fmt::print("reference ({}) {} {} {}: {:.3g} elements per CPU-second ({:.3g} CPU-s, {:.3g} s wall median of {})\n", b.reference_path,
-                 b.op, b.dtype, shape_str(p.x().shape()), eps_cpu, t.cpu_median(), t.median(), b.repeats);
+                 pt.op_name, pt.dtype_name, shape_str(p.x().shape()), eps_cpu, t.cpu_median(), t.median(), b.repeats);
       if (certified + recomputed > 0)
         fmt::print("  rows: {:.0f} decided by the certified double-double path, {:.0f} recomputed in MPFR\n", certified, recomputed);
     }
     return 0;
   }
 
-  for (const auto& name : b.backend)
-    if (name == "reference")
-      return fail("--backend reference returns the run's ground truth, evaluated once per problem: time the reference with --reference", 2);
-  BackendSet bs = resolve_backends(b.backend.empty() ? std::vector<std::string>{"cpu"} : b.backend, {}, b.limits, /*strict=*/true);
-  if (bs.backends.size() != 1) return fail(fmt::format("give one backend (--backend B), not {}", bs.backends.size()), 2);
-  Backend& be = *bs.backends.front();
-  if (auto why = be.unavailable()) return fail(*why, 3);
-  if (auto why = be.unsupported(vp, {})) return fail(fmt::format("{} does not run this problem: {}", be.name(), *why), 3);
+  Backend& be = *be_ptr;
+  auto failed = [&](const std::string& msg, int rc) {
+    j["error"] = msg;
+    return fail(fmt::format("{} {} {}: {}", pt.op_name, pt.dtype_name, pt.shape, msg), rc);
+  };
+  if (auto why = be.unsupported(vp, {})) return failed(fmt::format("{} does not run this problem: {}", be.name(), *why), 3);
 
   // One run first, checked: a timing of a kernel that leaves NaN in its output means nothing.
   Outputs out;
   try {
     out = be.run(vp, {});
   } catch (const std::exception& e) {
-    return fail(fmt::format("{}: {}", be.name(), e.what()), 3);
+    return failed(fmt::format("{}: {}", be.name(), e.what()), 3);
   }
   const std::int64_t bad = nan_elements(p, out);
   const std::size_t bytes = bytes_moved(p, out);
@@ -235,11 +242,9 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
       j["ratio_to_onednn"] = *onednn_ratio;
     }
   }
-  if (b.format == "json") {
-    fmt::print("{}\n", j.dump(2));
-  } else {
+  if (b.format != "json") {
     fmt::print("{} {} {} {} on {} thread{}: {:.3g} GB/s (min {:.3g} ms, median {:.3g} ms, {:.3g} CPU-ms; {} bytes)\n", be.name(),
-               b.op, b.dtype, shape_str(p.x().shape()), threads, threads == 1 ? "" : "s", gbs(bytes, tk.min()), 1e3 * tk.min(),
+               pt.op_name, pt.dtype_name, shape_str(p.x().shape()), threads, threads == 1 ? "" : "s", gbs(bytes, tk.min()), 1e3 * tk.min(),
                1e3 * tk.median(), 1e3 * tk.cpu_median(), bytes);
     fmt::print("  copy of the same bytes: {:.3g} GB/s; ratio to copy {:.3f}\n", gbs(2 * half, tc.min()), tc.min() / tk.min());
     if (j.contains("cpu_row_kernel")) {
@@ -247,8 +252,90 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
     }
     if (onednn_ratio) fmt::print("  oneDNN ({}): {:.3g} GB/s; ratio to oneDNN {:.3f}\n", j["onednn"]["identity"].get<std::string>(), gbs(bytes, j["onednn"]["wall_s_min"].get<double>()), *onednn_ratio);
   }
-  if (bad) return fail(fmt::format("{}: {} output elements are NaN for finite inputs: the timing describes a broken kernel", be.name(), bad), 1);
+  if (bad) return failed(fmt::format("{}: {} output elements are NaN for finite inputs: the timing describes a broken kernel", be.name(), bad), 1);
   return 0;
+}
+
+}  // namespace
+
+std::optional<int> run_bench_command(const BenchCommand& b) {
+  if (!b.sub || !*b.sub) return std::nullopt;
+  if (b.format != "table" && b.format != "json") return fail(fmt::format("--format: unknown '{}' (table | json)", b.format), 2);
+  if (b.reference_path != "auto" && b.reference_path != "mpfr")
+    return fail(fmt::format("--reference-path: unknown '{}' (auto | mpfr)", b.reference_path), 2);
+  // Every item of every list is checked before anything is measured.
+  const auto op_names = items_of(b.op), dtype_names = items_of(b.dtype), shapes = items_of(b.shape);
+  if (!op_names) return fail(fmt::format("--op: '{}' has an empty item (OP[,OP...])", b.op), 2);
+  if (!dtype_names) return fail(fmt::format("--dtype: '{}' has an empty item (DTYPE[,DTYPE...])", b.dtype), 2);
+  if (!shapes) return fail(fmt::format("--shape: '{}' has an empty item (ROWSxWIDTH[,ROWSxWIDTH...])", b.shape), 2);
+  std::vector<Point> points;
+  for (const std::string& on : *op_names) {
+    const auto op = ops::find(on);
+    if (!op) return fail(fmt::format("--op: unknown op '{}' ({})", on, ops::choices()), 2);
+    for (const std::string& dn : *dtype_names) {
+      const auto dt = parse_dtype(dn);
+      if (!dt) return fail(fmt::format("--dtype: unknown dtype '{}'", dn), 2);
+      for (const std::string& sh : *shapes) {
+        long long rows = 0, width = 0;
+        char x = 0, extra = 0;
+        if (std::sscanf(sh.c_str(), "%lld%c%lld%c", &rows, &x, &width, &extra) != 3 || (x != 'x' && x != 'X') || rows < 1 || width < 1)
+          return fail(fmt::format("--shape: '{}' is not ROWSxWIDTH with both >= 1 (e.g. 8192x4096)", sh), 2);
+        points.push_back(Point{*op, *dt, on, dn, sh, rows, width});
+        (void)draw_point(points.back(), std::min<std::int64_t>(rows, 4));  // a point the op cannot be drawn at: exit 2 now, not midway
+      }
+    }
+  }
+  std::optional<BackendSet> bs;
+  Backend* be = nullptr;
+  if (!b.reference) {
+    for (const auto& name : b.backend)
+      if (name == "reference")
+        return fail("--backend reference returns the run's ground truth, evaluated once per problem: time the reference with --reference", 2);
+    bs = resolve_backends(b.backend.empty() ? std::vector<std::string>{"cpu"} : b.backend, {}, b.limits, /*strict=*/true);
+    if (bs->backends.size() != 1) return fail(fmt::format("give one backend (--backend B), not {}", bs->backends.size()), 2);
+    be = bs->backends.front().get();
+    if (auto why = be->unavailable()) return fail(*why, 3);
+  }
+  if (b.threads > 0) omp_set_num_threads(b.threads);
+
+  // One point: its report as before. Several: each point's lines as it is measured (the
+  // progress of a long run), then a summary table; JSON {"runs": [...]} in the order measured.
+  // The exit code is the worst point's (a NaN output 1, a point the backend cannot run 3).
+  int rc = 0;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const Point& pt : points) {
+    nlohmann::json j;
+    const int r = bench_one(b, pt, be, j);
+    rc = std::max(rc, r);
+    runs.push_back(std::move(j));
+  }
+  if (b.format == "json") {
+    fmt::print("{}\n", points.size() == 1 ? runs[0].dump(2) : nlohmann::json{{"runs", runs}}.dump(2));
+    return rc;
+  }
+  if (points.size() > 1) {
+    fmt::print("\n");
+    if (b.reference) {
+      fmt::print("{:<20} {:<8} {:<16} {:>14} {:>10} {:>10}\n", "op", "dtype", "shape", "elements/CPU-s", "certified", "MPFR");
+      for (const auto& j : runs)
+        fmt::print("{:<20} {:<8} {:<16} {:>14.3g} {:>10.0f} {:>10.0f}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
+                   j["shape"].get<std::string>(), j["reference"]["elements_per_cpu_s"].get<double>(),
+                   j["reference"]["rows_certified"].get<double>(), j["reference"]["rows_recomputed_mpfr"].get<double>());
+    } else {
+      fmt::print("{:<20} {:<8} {:<16} {:>8} {:>10} {:>9} {:>10}\n", "op", "dtype", "shape", "GB/s", "copy GB/s", "to copy", "to oneDNN");
+      for (const auto& j : runs) {
+        if (!j.contains("ratio_to_copy")) {
+          fmt::print("{:<20} {:<8} {:<16} {}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(), j["shape"].get<std::string>(),
+                     j.value("error", std::string("not measured")));
+          continue;
+        }
+        fmt::print("{:<20} {:<8} {:<16} {:>8.3g} {:>10.3g} {:>9.3f} {:>10}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
+                   j["shape"].get<std::string>(), j["backend"]["gb_per_s"].get<double>(), j["copy"]["gb_per_s"].get<double>(),
+                   j["ratio_to_copy"].get<double>(), j.contains("ratio_to_onednn") ? fmt::format("{:.3f}", j["ratio_to_onednn"].get<double>()) : "-");
+      }
+    }
+  }
+  return rc;
 }
 
 }  // namespace normcheck::cli

@@ -16,9 +16,12 @@ struct BenchCommand;
 /// Adds the subcommand `bench` to `app`; the returned state must outlive app.parse().
 std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app);
 
-/// Runs `bench` when selected. Exit 0: measured; 1: the backend's output held NaN or an
-/// unwritten element for finite inputs (its timing would describe a broken kernel); 2: bad
-/// usage; 3: the backend could not run the problem (unavailable, SKIPPED, or an error).
+/// Runs `bench` when selected: every combination of the --op, --dtype and --shape lists (each
+/// item checked before any is measured), each point's lines as it is measured, then a summary
+/// table (JSON: one point's object, or {"runs": [...]}). Exit 0: every point measured; 1: a
+/// backend's output held NaN or an unwritten element for finite inputs (its timing would
+/// describe a broken kernel); 2: bad usage; 3: the backend could not run a point
+/// (unavailable, SKIPPED, or an error); the worst over the points, each of which is measured.
 /// nullopt when `bench` was not selected.
 std::optional<int> run_bench_command(const BenchCommand& b);
 

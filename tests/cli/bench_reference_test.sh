@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # normcheck bench and the reference's fast path end to end (issue 15): the bench reports a
-# backend's GB/s beside a copy of the same bytes and the reference's elements per CPU-second;
+# backend's GB/s beside a copy of the same bytes and the reference's elements per CPU-second,
+# for one point or every combination of lists;
 # bad usage exits 2; `run --reference-path mpfr` and the fast path give the same report; the
 # report does not depend on the thread count; OMP_WAIT_POLICY set by the user is kept.
 # Run by ctest from the source root with NORMCHECK set to the binary.
@@ -53,6 +54,43 @@ contains "reference rows" "$tmp/out" '^  rows: 16 decided by the certified doubl
 expect "bench reference mpfr" 0 "$nc" bench --reference --reference-path mpfr --shape 4x64 --repeats 1 --format json
 cp "$tmp/out" "$tmp/ref.json"
 expect "mpfr rows" 0 python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["reference"]; assert r["rows_certified"] == 0 and r["path"] == "mpfr", r' "$tmp/ref.json"
+
+# Lists: every combination measured in turn, then a summary table; JSON {"runs": [...]}.
+expect "bench lists" 0 "$nc" bench --op layer_norm,rms_norm --dtype f32,bf16 --shape 4x64,8x32 --repeats 1 --warmup 0 --threads 1
+cp "$tmp/out" "$tmp/lists.txt"
+contains "summary header" "$tmp/lists.txt" '^op +dtype +shape +GB/s +copy GB/s +to copy +to oneDNN$'
+expect "a block per point" 0 test "$(grep -cE '^cpu (layer_norm|rms_norm) (f32|bf16) \[(4, 64|8, 32)\] on 1 thread: ' "$tmp/lists.txt")" -eq 8
+expect "a summary row per point" 0 test "$(grep -cE '^(layer_norm|rms_norm) +(f32|bf16) +\[(4, 64|8, 32)\] +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+ +([0-9.]+|-)$' "$tmp/lists.txt")" -eq 8
+expect "bench lists json" 0 "$nc" bench --op rms_norm --dtype f32,f16 --shape 4x64,2x128,3x96 --repeats 1 --warmup 0 --format json
+cp "$tmp/out" "$tmp/lists.json"
+expect "lists json fields" 0 python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+got = [(r["dtype"], r["shape"]) for r in runs]
+assert got == [(d, s) for d in ("f32", "f16") for s in ("[4, 64]", "[2, 128]", "[3, 96]")], got
+assert all(r["op"] == "rms_norm" and r["ratio_to_copy"] > 0 and "error" not in r for r in runs), runs
+' "$tmp/lists.json"
+# A point the backend cannot run: its error recorded, the other points still measured, exit 3.
+expect "a point not run" 3 "$nc" bench -b mutant:eps_outside_sqrt --op layer_norm,group_norm,rms_norm --shape 4x64 --repeats 1 --warmup 0 --format json
+cp "$tmp/out" "$tmp/partial.json"
+expect "the others measured" 0 python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["op"] for r in runs] == ["layer_norm", "group_norm", "rms_norm"], runs
+assert "ratio_to_copy" in runs[0] and "ratio_to_copy" in runs[2] and "error" not in runs[0], runs
+assert "no forward kernel for group_norm" in runs[1]["error"] and "ratio_to_copy" not in runs[1], runs
+' "$tmp/partial.json"
+expect "reference lists" 0 "$nc" bench --reference --op layer_norm,l2_normalize --shape 4x64 --repeats 1
+contains "reference summary header" "$tmp/out" '^op +dtype +shape +elements/CPU-s +certified +MPFR$'
+contains "reference summary row" "$tmp/out" '^l2_normalize +f32 +\[4, 64\] +[0-9.e+]+ +[0-9]+ +[0-9]+$'
+# A bad item anywhere in a list is exit 2 before anything is measured.
+for bad in "--dtype f32,,bf16" "--dtype f32,f128" "--op layer_norm,nosuch" "--shape 4x64,0x8" "--shape 4x64," "--op ,layer_norm"; do
+  # shellcheck disable=SC2086
+  expect "bad list item: $bad" 2 "$nc" bench $bad --repeats 1 --warmup 0
+  cp "$tmp/err" "$tmp/bad_err"
+  expect "nothing measured before: $bad" 0 test ! -s "$tmp/out"
+done
+contains "the empty item named" "$tmp/bad_err" "--op: ',layer_norm' has an empty item"
 
 expect "bad shape" 2 "$nc" bench --shape 0x16
 contains "bad shape message" "$tmp/err" "--shape: '0x16' is not ROWSxWIDTH"
