@@ -8,6 +8,7 @@
 // Error bound: group_kernel.hpp's for n, plus 4 roundings, within 1 + 8 + sqrt(d).
 #include <algorithm>
 
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 
@@ -25,11 +26,13 @@ void ada_rows(const Problem& p, Outputs& out) {
   const std::vector<A> one_plus_s = load_param<A>(p.input("scale"), true), shift = load_param<A>(p.input("shift"));
   const std::vector<A> gate = load_param<A>(p.input("gate"));
   Tensor y(p.out_dtype, xs), h(p.out_dtype, gated ? xs : Shape{0});
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> buf(static_cast<std::size_t>(d)), xb(buf.size());
+    std::vector<A> buf, xb;
+    errors.run([&] { buf.resize(static_cast<std::size_t>(d)); xb.resize(buf.size()); });
 #pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
       A* a = buf.data();
       const std::int64_t off = r * d, pb = (r / per_batch) * d;
       load_row(x, off, d, a);
@@ -44,8 +47,9 @@ void ada_rows(const Problem& p, Outputs& out) {
         for (std::int64_t j = 0; j < d; ++j) a[j] = xb[j] + g[j] * a[j];
         store_row(h, off, d, a);
       }
-    }
+    });
   }
+  errors.rethrow();
   out["y"] = std::move(y);
   if (gated) out["h"] = std::move(h);
 }

@@ -6,6 +6,7 @@
 // forward kernel does), centered for ada_layer_norm: dx. Then per (b, j) (in parallel over
 // b, j): ds = sum dy n and db = sum dy over the R = tokens rows of batch element b,
 // lane-blocked. Error bound: backward_kernel.hpp, within 1 + 16 + sqrt(d) + sqrt(R).
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/backward_kernel.hpp"
 
@@ -24,18 +25,21 @@ void ada_backward_impl(const Problem& p, Outputs& out) {
   const std::vector<A> one_plus_s = load_param<A>(p.input("scale"), true);
   Tensor dx(p.out_dtype, xs);
   std::vector<A> nall(static_cast<std::size_t>(x.size()));
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> xb(static_cast<std::size_t>(d)), gb(xb.size());
+    std::vector<A> xb, gb;
+    errors.run([&] { xb.resize(static_cast<std::size_t>(d)); gb.resize(xb.size()); });
 #pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
       load_row(x, r * d, d, xb.data());
       load_row(dy, r * d, d, gb.data());
       group_backward_in_place(xb.data(), gb.data(), d, center, dof, p.conv, one_plus_s.data() + (r / per_batch) * d);
       store_row(dx, r * d, d, gb.data());
       std::copy(xb.begin(), xb.end(), nall.begin() + r * d);
-    }
+    });
   }
+  errors.rethrow();
   out["dx"] = std::move(dx);
   std::vector<A> ds(static_cast<std::size_t>(B * d)), db(ds.size());
   const Reader<A> rd{dy.data(), dy.dtype()};

@@ -8,6 +8,7 @@
 //   ds[b, j] = sum_t dy n,  c = sum (|dy n| + |dy| nu);   db[b, j] = sum_t dy,  c = sum |dy|.
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/row_norm_backward.hpp"
 
 namespace normcheck::reference {
@@ -27,15 +28,17 @@ ExactOutputs ada_norm_backward(const Problem& p) {
   const bool center = p.op == Op::ada_layer_norm;
   ExactOutput dx = detail::make_output(p.out_dtype, xs);
   std::vector<T> nall(static_cast<std::size_t>(x.size())), nuall(nall.size());
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
     const std::int64_t off = r * d, pb = (r / per_batch) * d;
     std::vector<T> xr(static_cast<std::size_t>(d)), dr(xr.size()), gx(xr.size());
     for (std::int64_t j = 0; j < d; ++j) { xr[j] = T(x.get(off + j)); dr[j] = T(dyt.get(off + j)); }
     normalize_group_backward(xr.data(), dr.data(), d, center, dof, p.conv, one_plus_s.data() + pb, sc.data() + pb, gx.data(),
                              dx.cond.data() + off, nall.data() + off, nuall.data() + off);
     for (std::int64_t j = 0; j < d; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
-  }
+  });
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("dx", std::move(dx));
   ParamGrad<T> pg(static_cast<std::int64_t>(sc.size()));

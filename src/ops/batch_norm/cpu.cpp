@@ -15,6 +15,7 @@
 // Channels are spread over OpenMP threads.
 #include <cmath>
 
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 #include "spec/layout.hpp"
@@ -47,11 +48,13 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
       a = c.momentum ? *c.momentum : 1.0 / static_cast<double>(tracked);
     }
     const A aa = static_cast<A>(a), keep = static_cast<A>(1.0 - a);
+    RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
     {
-      std::vector<A> buf(static_cast<std::size_t>(batch_stats ? m : l.spatial));
+      std::vector<A> buf;
+      errors.run([&] { buf.resize(static_cast<std::size_t>(batch_stats ? m : l.spatial)); });
 #pragma omp for schedule(static)
-      for (std::int64_t ch = 0; ch < l.c; ++ch) {
+      for (std::int64_t ch = 0; ch < l.c; ++ch) errors.run([&] {
         A* b = buf.data();
         const A g = gamma.empty() ? A(1) : gamma[ch], bt = beta.empty() ? A(0) : beta[ch];
         if (!batch_stats) {
@@ -62,7 +65,7 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
             for (std::int64_t j = 0; j < l.spatial; ++j) b[j] = (b[j] - mu) * r * g + bt;
             store_row(y, at(s, i, ch), l.spatial, b);
           }
-          continue;
+          return;  // (the next channel)
         }
         for (std::int64_t i = 0; i < l.n; ++i) load_row(x, at(s, i, ch), l.spatial, b + i * l.spatial);
         const GroupStats<A> st = normalize_in_place(b, m, true, dof, c);
@@ -75,18 +78,19 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
         if (c.affine != Affine::none)
           for (std::int64_t j = 0; j < m; ++j) b[j] = b[j] * g + bt;
         for (std::int64_t i = 0; i < l.n; ++i) store_row(y, at(s, i, ch), l.spatial, b + i * l.spatial);
-        if (!update) continue;
+        if (!update) return;  // (the next channel)
         if (st.nonfinite) {
           rm[ch] = rv[ch] = std::numeric_limits<A>::quiet_NaN();
-          continue;
+          return;  // (the next channel)
         }
         const double mu = static_cast<double>(st.mu_s) / st.s;
         const double q = static_cast<double>(c.running_variance == Variance::unbiased ? m - 1 : m);
         const double vu = static_cast<double>(st.ss) / q / st.s / st.s;  // s^2 may overflow for f64
         rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
         rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
-      }
+      });
     }
+    errors.rethrow();
   }
   out["y"] = std::move(y);
   if (c.track_running_stats) {

@@ -10,6 +10,7 @@
 //   dx = (g dy) r,  n = (x - running_mean) r   (two roundings each).
 // Both: dgamma[ch] = sum dy n, dbeta[ch] = sum dy over the channel's R = m values
 // (backward_kernel.hpp wide_dot: binary64, no spurious overflow). Error bound: backward_kernel.hpp; eval dx: 2 roundings.
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/backward_kernel.hpp"
 #include "spec/layout.hpp"
@@ -32,11 +33,13 @@ void batch_norm_backward_impl(const Problem& p, Outputs& out) {
   const bool batch_stats = c.training || !c.track_running_stats;
   std::vector<double> dgamma(static_cast<std::size_t>(l.c)), dbeta(dgamma.size());  // wide_dot's sums
   auto at = [&](std::int64_t i, std::int64_t ch) { return (i * l.c + ch) * l.spatial; };
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> xb(static_cast<std::size_t>(m)), gb(xb.size()), gg(gain.empty() ? 0 : xb.size());
+    std::vector<A> xb, gb, gg;
+    errors.run([&] { xb.resize(static_cast<std::size_t>(m)); gb.resize(xb.size()); gg.resize(gain.empty() ? 0 : xb.size()); });
 #pragma omp for schedule(static)
-    for (std::int64_t ch = 0; ch < l.c; ++ch) {
+    for (std::int64_t ch = 0; ch < l.c; ++ch) errors.run([&] {
       const A g = gain.empty() ? A(1) : gain[ch];
       for (std::int64_t i = 0; i < l.n; ++i) {
         load_row(x, at(i, ch), l.spatial, xb.data() + i * l.spatial);
@@ -58,8 +61,9 @@ void batch_norm_backward_impl(const Problem& p, Outputs& out) {
         dgamma[ch] = wide_dot(dyv.data(), xb.data(), m);  // sum dy n
       }
       for (std::int64_t i = 0; i < l.n; ++i) store_row(dx, at(i, ch), l.spatial, gb.data() + i * l.spatial);
-    }
+    });
   }
+  errors.rethrow();
   out["dx"] = std::move(dx);
   store_param_grads(p, out, dgamma, dbeta);
 }

@@ -25,6 +25,7 @@
 //     first-order propagation of every step's perturbations to the final state.
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"
@@ -33,15 +34,16 @@
 
 namespace normcheck::reference {
 
-/// batch_norm forward in T; with `guarded`, an Uncertain thrown inside the parallel channel
-/// loop (a DDBall that cannot decide) is caught there (it may not leave an OpenMP region) and
-/// rethrown once the loop is done. Condition magnitudes in cond_t<T> (a bound: binary64
-/// midpoints for DDBall, as normalize_group's; T itself for MPFR and double).
+/// batch_norm forward in T. An exception inside the parallel channel loop (an Uncertain: a
+/// DDBall that cannot decide) is caught there (it may not leave an OpenMP region), the
+/// remaining channels skipped, and rethrown once the loop is done. Condition magnitudes in
+/// cond_t<T> (a bound: binary64 midpoints for DDBall, as normalize_group's; T itself for MPFR
+/// and double).
 template <class T>
-ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
+ExactOutputs batch_norm_in(const Problem& p) {
   using std::abs; using std::isfinite;
   using C = cond_t<T>;
-  bool uncertain = false;
+  RegionErrors errors;
   const Convention& c = p.conv;
   const ChannelLayout l = channel_layout(p);
   const std::int64_t m = l.n * l.spatial;
@@ -71,12 +73,7 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
       a = c.momentum ? T(*c.momentum) : T(1) / T(tracked);
     }
 #pragma omp parallel for schedule(dynamic, 1) if (m * l.c > detail::kParallelMin)
-    for (std::int64_t ch = 0; ch < l.c; ++ch) {
-     try {
-      bool stop;
-#pragma omp atomic read
-      stop = uncertain;
-      if (stop) continue;  // another channel could not decide: the whole problem reruns in T
+    for (std::int64_t ch = 0; ch < l.c; ++ch) errors.run([&] {
       if (!batch_stats) {
         const T D = denominator(rv[ch], c), k = denominator_sensitivity(rv[ch], D, c);
         const T g = abs(affine_gain(c, gamma.data(), ch));
@@ -89,7 +86,7 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
             if (c.affine == Affine::gamma_beta) ce += C(abs(cond_of(beta[ch])));
             detail::put(y, e, apply_affine(n, c, gamma.data(), beta.data(), ch), static_cast<double>(ce));
           }
-        continue;
+        return;  // (the next channel)
       }
       std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
       std::vector<double> cg(xg.size());
@@ -105,13 +102,13 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
       }
       for (std::int64_t i = 0; i < l.n; ++i)
         for (std::int64_t j = 0; j < l.spatial; ++j) detail::put(y, at(s, i, ch, j), yg[i * l.spatial + j], cg[i * l.spatial + j]);
-      if (!update) continue;
+      if (!update) return;  // (the next channel)
       bool finite = true;
       for (auto& v : xg) finite = finite && isfinite(v);
       if (!finite) {
         rm[ch] = rv[ch] = T(NAN);
         crm[ch] = crv[ch] = NAN;
-        continue;
+        return;  // (the next channel)
       }
       // The condition sums in C (T itself for MPFR and double: the same values as summing
       // abs((x - mu) x) in T, since |a| |b| rounds as |a b|; binary64 midpoints for DDBall).
@@ -133,13 +130,8 @@ ExactOutputs batch_norm_in(const Problem& p, bool guarded) {
       }
       rm[ch] = (T(1) - a) * rm[ch] + a * mu;
       rv[ch] = (T(1) - a) * rv[ch] + a * vu;
-     } catch (const Uncertain&) {
-      if (!guarded) throw;
-#pragma omp atomic write
-      uncertain = true;
-     }
-    }
-    if (uncertain) throw Uncertain();
+    });
+    errors.rethrow();  // an Uncertain: the whole problem reruns in T
   }
   ExactOutputs o;
   o.emplace("y", std::move(y));
@@ -167,7 +159,7 @@ template <class T>
 ExactOutputs batch_norm(const Problem& p, bool fast = false) {
   const ChannelLayout l = channel_layout(p);
   return detail::certified_whole<T>(static_cast<std::uint64_t>(l.c * l.steps), fast,
-                                    [&](auto tag, bool guarded) { return batch_norm_in<typename decltype(tag)::type>(p, guarded); });
+                                    [&](auto tag) { return batch_norm_in<typename decltype(tag)::type>(p); });
 }
 
 }  // namespace normcheck::reference

@@ -12,6 +12,7 @@
 // (|x| + |rm|)/D + |n| k |rv|/(2 D^2)).
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/row_norm_backward.hpp"
 #include "spec/layout.hpp"
 
@@ -35,8 +36,9 @@ ExactOutputs batch_norm_backward(const Problem& p) {
   auto at = [&](std::int64_t i, std::int64_t ch, std::int64_t j) { return (i * l.c + ch) * l.spatial + j; };
   ExactOutput dx = detail::make_output(p.out_dtype, x.shape());
   ParamGrad<T> pg(l.c);
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel for schedule(dynamic, 1) if (m * l.c > detail::kParallelMin)
-  for (std::int64_t ch = 0; ch < l.c; ++ch) {
+  for (std::int64_t ch = 0; ch < l.c; ++ch) errors.run([&] {
     const T g = gain.empty() ? T(1) : gain[ch];
     if (!batch_stats) {
       const T D = denominator(rv[ch], c), k = denominator_sensitivity(rv[ch], D, c);
@@ -50,7 +52,7 @@ ExactOutputs batch_norm_backward(const Problem& p) {
           detail::put(dx, e, g * dy / D, static_cast<double>((abs(g * dy) * (T(1) + rvt) + pa * abs(dy)) / D));
           pg.add(ch, dy, n, (abs(xv) + abs(rm[ch])) / D + abs(n) * rvt);
         }
-      continue;
+      return;  // (the next one)
     }
     std::vector<T> xg(static_cast<std::size_t>(m)), dg(xg.size()), gx(xg.size()), n(xg.size()), nu(xg.size()), gg, pp;
     std::vector<double> cg(xg.size());
@@ -68,7 +70,8 @@ ExactOutputs batch_norm_backward(const Problem& p) {
         detail::put(dx, at(i, ch, j), gx[k], cg[k]);
         pg.add(ch, dg[k], n[k], nu[k]);
       }
-  }
+  });
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("dx", std::move(dx));
   if (c.affine != Affine::none) pg.emit(o, p.out_dtype, p.inputs.at("gamma").shape(), true, c.affine == Affine::gamma_beta);

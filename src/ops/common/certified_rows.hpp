@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/region_errors.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/reference.hpp"
 
@@ -35,13 +36,13 @@ void ball_row(Row& row, std::int64_t r) {
 }
 template <class Eval>
 NC_BALL_FMA ExactOutputs ball_whole_fma(Eval& eval) {
-  return eval(std::type_identity<DDBall>{}, true);
+  return eval(std::type_identity<DDBall>{});
 }
 template <class Eval>
 NC_BALL_PLAIN ExactOutputs ball_whole_plain(Eval& eval) {
-  return eval(std::type_identity<DDBall>{}, true);
+  return eval(std::type_identity<DDBall>{});
 }
-/// eval(std::type_identity<DDBall>{}, true), compiled as ball_row.
+/// eval(std::type_identity<DDBall>{}), compiled as ball_row.
 template <class Eval>
 ExactOutputs ball_whole(Eval& eval) {
   return dd::kHardwareFma ? ball_whole_fma(eval) : ball_whole_plain(eval);
@@ -53,38 +54,41 @@ void ball_row(Row& row, std::int64_t r) {
 }
 template <class Eval>
 ExactOutputs ball_whole(Eval& eval) {
-  return eval(std::type_identity<DDBall>{}, true);
+  return eval(std::type_identity<DDBall>{});
 }
 #endif
 
 /// Calls row(r, std::type_identity<U>{}) for every row r in [0, rows): U = DDBall first when
 /// `fast`, then U = T for a row whose DDBall evaluation threw Uncertain (or every row when
 /// not `fast`). `row` must write every output element of its row, so that a failed attempt's
-/// partial writes are overwritten. Rows run over OpenMP threads when `parallel`.
+/// partial writes are overwritten. Rows run over OpenMP threads when `parallel`; another
+/// exception from a row (std::bad_alloc) is rethrown after them (core/region_errors.hpp).
 template <class T, class Row>
 void certified_rows(std::int64_t rows, bool fast, bool parallel, Row&& row) {
   std::uint64_t certified = 0, recomputed = 0;
+  RegionErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed) if (parallel)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
     if (fast) {
       try {
         ball_row(row, r);
         ++certified;
-        continue;
+        return;
       } catch (const Uncertain&) {
         ++recomputed;
       }
     }
     row(r, std::type_identity<T>{});
-  }
+  });
+  errors.rethrow();
   if (fast) add_fast_path_counts(certified, recomputed);
 }
 
 /// A problem evaluated as one unit (its parts depend on each other: qk_norm's scores on every
-/// normalized row, batch_norm's steps on the running statistics): eval(std::type_identity<U>{},
-/// guarded) with U = DDBall and guarded = true first when `fast` (eval must then turn an
-/// Uncertain inside a parallel region into one thrown after it), then U = T if that threw
-/// Uncertain (or when not `fast`). `units` is what the counts add (rows, channels x steps).
+/// normalized row, batch_norm's steps on the running statistics): eval(std::type_identity<U>{})
+/// with U = DDBall first when `fast` (eval turns an exception inside a parallel region, an
+/// Uncertain among them, into one thrown after it: core/region_errors.hpp), then U = T if that
+/// threw Uncertain (or when not `fast`). `units` is what the counts add (rows, channels x steps).
 template <class T, class Eval>
 ExactOutputs certified_whole(std::uint64_t units, bool fast, Eval&& eval) {
   if (fast) {
@@ -96,7 +100,7 @@ ExactOutputs certified_whole(std::uint64_t units, bool fast, Eval&& eval) {
       add_fast_path_counts(0, units);
     }
   }
-  return eval(std::type_identity<T>{}, false);
+  return eval(std::type_identity<T>{});
 }
 
 }  // namespace normcheck::reference::detail

@@ -36,13 +36,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_rows_fast.hpp"
 #include "ops/common/row_kernel.hpp"
 
@@ -843,21 +843,16 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
                                                          : YPath::u16_block;  // f16 y, or bf16 buffered
   const Rows rows = center ? tier_rows<true>(tier, yp) : tier_rows<false>(tier, yp);
   const bool fence = f.nontemporal;
-  // An exception may not leave an OpenMP region (the process terminates): a thread's
-  // (std::bad_alloc from its row buffers) is rethrown here after the region.
-  std::exception_ptr error;
+  // A thread's exception (std::bad_alloc from its row buffers) is rethrown after the region
+  // (core/region_errors.hpp).
+  RegionErrors errors;
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
     const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-    try {
-      rows(f, l.rows * t / T, l.rows * (t + 1) / T);
-    } catch (...) {
-#pragma omp critical(normcheck_rows_fast_error)
-      if (!error) error = std::current_exception();
-    }
+    errors.run([&] { rows(f, l.rows * t / T, l.rows * (t + 1) / T); });
     if (fence) store_fence();  // the non-temporal stores are visible before the region ends
   }
-  if (error) std::rethrow_exception(error);
+  errors.rethrow();
   return true;
 }
 

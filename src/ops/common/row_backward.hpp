@@ -10,6 +10,7 @@
 // n's own error through |dy| nu: within the gate's sqrt(R) + sqrt(m) (checks/budget.cpp).
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/backward_kernel.hpp"
 #include "spec/layout.hpp"
 
@@ -25,18 +26,21 @@ void row_norm_backward_rows(const Problem& p, Outputs& out, bool center) {
   const std::int64_t dof = dof_of(p.conv, l.m);
   Tensor dx(p.out_dtype, x.shape());
   std::vector<A> nall(params ? static_cast<std::size_t>(x.size()) : 0);
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
-    std::vector<A> xb(static_cast<std::size_t>(l.m)), gb(xb.size());
+    std::vector<A> xb, gb;
+    errors.run([&] { xb.resize(static_cast<std::size_t>(l.m)); gb.resize(xb.size()); });
 #pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < l.rows; ++r) {
+    for (std::int64_t r = 0; r < l.rows; ++r) errors.run([&] {
       load_row(x, r * l.m, l.m, xb.data());
       load_row(dy, r * l.m, l.m, gb.data());
       group_backward_in_place(xb.data(), gb.data(), l.m, center, dof, p.conv, params ? gain.data() : nullptr);
       store_row(dx, r * l.m, l.m, gb.data());
       if (params) std::copy(xb.begin(), xb.end(), nall.begin() + r * l.m);
-    }
+    });
   }
+  errors.rethrow();
   out["dx"] = std::move(dx);
   if (!params) return;
   std::vector<A> dgamma(static_cast<std::size_t>(l.m)), dbeta(dgamma.size());

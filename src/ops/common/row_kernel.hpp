@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/region_errors.hpp"
 #include "core/tensor.hpp"
 #include "spec/op.hpp"
 #include "spec/layout.hpp"
@@ -267,11 +268,13 @@ void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nul
   const Tensor& x = p.x();
   const AffineParams<A> aff(p);
   const std::int64_t dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (l.rows * l.m > 32768)
   {
-    std::vector<A> buf(static_cast<std::size_t>(l.m));
+    std::vector<A> buf;
+    errors.run([&] { buf.resize(static_cast<std::size_t>(l.m)); });
 #pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < l.rows; ++r) {
+    for (std::int64_t r = 0; r < l.rows; ++r) errors.run([&] {
       A* a = buf.data();
       load_row(x, r * l.m, l.m, a);
       A amax;
@@ -303,8 +306,9 @@ void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nul
         if (rstd) rstd->set(r, ss == 0 && p.conv.eps > 0 ? 1.0 / inv_denominator_zero(p.conv) : static_cast<double>(r_inv) * s);
       }
       store_row(y, r * l.m, l.m, a);
-    }
+    });
   }
+  errors.rethrow();
 }
 
 }  // namespace normcheck::kernels::cpu::detail

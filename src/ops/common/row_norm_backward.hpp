@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/region_errors.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/common/row_norm.hpp"
 #include "spec/op_def.hpp"
@@ -170,8 +171,9 @@ ExactOutputs row_norm_backward(const Problem& p) {
   const std::int64_t dof = p.conv.variance == Variance::unbiased ? l.m - 1 : l.m;
   ExactOutput dx = detail::make_output(p.out_dtype, x.shape());
   std::vector<T> nall(static_cast<std::size_t>(x.size())), nuall(nall.size());
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::int64_t r = 0; r < l.rows; ++r) {
+  for (std::int64_t r = 0; r < l.rows; ++r) errors.run([&] {
     const std::int64_t off = r * l.m;
     std::vector<T> xr(static_cast<std::size_t>(l.m)), dr(xr.size()), gx(xr.size());
     for (std::int64_t j = 0; j < l.m; ++j) { xr[j] = T(x.get(off + j)); dr[j] = T(dyt.get(off + j)); }
@@ -179,7 +181,8 @@ ExactOutputs row_norm_backward(const Problem& p) {
                              param.empty() ? nullptr : param.data(), gx.data(), dx.cond.data() + off, nall.data() + off,
                              nuall.data() + off);
     for (std::int64_t j = 0; j < l.m; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
-  }
+  });
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("dx", std::move(dx));
   if (p.conv.affine != Affine::none) {

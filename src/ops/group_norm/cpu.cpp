@@ -5,6 +5,7 @@
 // for group_kernel.hpp's two-pass normalization (scan, 2^-e scaling, mean, centered sum of
 // squares, binary64 denominator), then y = n gamma[ch] + beta[ch] with ch = g C/G + j / spatial.
 // Groups are spread over OpenMP threads. Error bound: group_kernel.hpp, with m as above.
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 #include "spec/layout.hpp"
@@ -22,11 +23,13 @@ void group_norm_rows(const Problem& p, Tensor& y, Tensor& mean, Tensor& rstd) {
   const std::vector<A> gamma = load_param<A>(p.input("gamma"), p.conv.affine == Affine::one_plus_w);
   const std::vector<A> beta = load_param<A>(p.input("beta"));
   const Tensor& x = p.x();
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> buf(static_cast<std::size_t>(m));
+    std::vector<A> buf;
+    errors.run([&] { buf.resize(static_cast<std::size_t>(m)); });
 #pragma omp for schedule(static)
-    for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
+    for (std::int64_t grp = 0; grp < l.n * G; ++grp) errors.run([&] {
       A* a = buf.data();
       load_row(x, grp * m, m, a);
       const GroupStats<A> st = normalize_in_place(a, m, true, dof, p.conv);
@@ -44,8 +47,9 @@ void group_norm_rows(const Problem& p, Tensor& y, Tensor& mean, Tensor& rstd) {
         }
       }
       store_row(y, grp * m, m, a);
-    }
+    });
   }
+  errors.rethrow();
 }
 
 }  // namespace

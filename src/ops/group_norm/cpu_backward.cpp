@@ -6,6 +6,7 @@
 // (channels in parallel): dgamma[ch] = sum dy n and dbeta[ch] = sum dy over its R = N * spatial
 // values, lane-blocked (blocked_sum_n). Error bound: backward_kernel.hpp, within the gate
 // 1 + 16 + sqrt(m) + sqrt(R).
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/backward_kernel.hpp"
 #include "spec/layout.hpp"
@@ -26,11 +27,13 @@ void group_norm_backward_impl(const Problem& p, Outputs& out) {
   const Tensor& dy = p.inputs.at("dy");
   Tensor dx(p.out_dtype, x.shape());
   std::vector<A> nall(params ? static_cast<std::size_t>(x.size()) : 0);
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> xb(static_cast<std::size_t>(m)), gb(xb.size()), gg(params ? xb.size() : 0);
+    std::vector<A> xb, gb, gg;
+    errors.run([&] { xb.resize(static_cast<std::size_t>(m)); gb.resize(xb.size()); gg.resize(params ? xb.size() : 0); });
 #pragma omp for schedule(static)
-    for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
+    for (std::int64_t grp = 0; grp < l.n * G; ++grp) errors.run([&] {
       load_row(x, grp * m, m, xb.data());
       load_row(dy, grp * m, m, gb.data());
       const std::int64_t ch0 = (grp % G) * cpg;
@@ -38,8 +41,9 @@ void group_norm_backward_impl(const Problem& p, Outputs& out) {
       group_backward_in_place(xb.data(), gb.data(), m, true, dof, p.conv, params ? gg.data() : nullptr);
       store_row(dx, grp * m, m, gb.data());
       if (params) std::copy(xb.begin(), xb.end(), nall.begin() + grp * m);
-    }
+    });
   }
+  errors.rethrow();
   out["dx"] = std::move(dx);
   if (!params) return;
   std::vector<A> dgamma(static_cast<std::size_t>(l.c)), dbeta(dgamma.size());

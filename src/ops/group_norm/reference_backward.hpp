@@ -7,6 +7,7 @@
 // (R = N * spatial values each).
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/row_norm_backward.hpp"
 #include "spec/layout.hpp"
 
@@ -26,8 +27,9 @@ ExactOutputs group_norm_backward(const Problem& p) {
   const Tensor& dyt = p.inputs.at("dy");
   ExactOutput dx = detail::make_output(p.out_dtype, x.shape());
   std::vector<T> nall(static_cast<std::size_t>(x.size())), nuall(nall.size());
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::int64_t grp = 0; grp < l.n * G; ++grp) {
+  for (std::int64_t grp = 0; grp < l.n * G; ++grp) errors.run([&] {
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
     std::vector<T> xg(static_cast<std::size_t>(m)), dg(xg.size()), gx(xg.size()), gg, pg;
     if (!gain.empty()) { gg.resize(xg.size()); pg.resize(xg.size()); }
@@ -39,7 +41,8 @@ ExactOutputs group_norm_backward(const Problem& p) {
     normalize_group_backward(xg.data(), dg.data(), m, true, dof, p.conv, gg.empty() ? nullptr : gg.data(),
                              pg.empty() ? nullptr : pg.data(), gx.data(), dx.cond.data() + off, nall.data() + off, nuall.data() + off);
     for (std::int64_t j = 0; j < m; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
-  }
+  });
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("dx", std::move(dx));
   if (p.conv.affine != Affine::none) {

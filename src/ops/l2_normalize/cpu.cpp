@@ -7,6 +7,7 @@
 // y = (x s r) [g] (group_kernel.hpp with dof = 1, no centering). The zero vector gives 0
 // for eps > 0. Error bound: |y^ - y| <= ulp_out/2 + (m/16 + 8) u c_i (c_i of
 // ops/l2_normalize/reference.hpp), within the default gate 1 + 8 + sqrt(m).
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 #include "spec/layout.hpp"
@@ -24,11 +25,13 @@ void l2_groups(const Problem& p, Tensor& y) {
   const bool scaled = p.op == Op::scale_norm;
   const A gain = scaled ? load_param<A>(p.input("g"))[0] : A(1);
   const Reader<A> rd{x.data(), x.dtype()};
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> buf(static_cast<std::size_t>(m));
+    std::vector<A> buf;
+    errors.run([&] { buf.resize(static_cast<std::size_t>(m)); });
 #pragma omp for schedule(static)
-    for (std::size_t g = 0; g < l.base.size(); ++g) {
+    for (std::size_t g = 0; g < l.base.size(); ++g) errors.run([&] {
       A* a = buf.data();
       const std::int64_t base = l.base[g];
       if (l.contiguous) load_row(x, base, m, a);
@@ -37,8 +40,9 @@ void l2_groups(const Problem& p, Tensor& y) {
       if (scaled) for (std::int64_t j = 0; j < m; ++j) a[j] *= gain;
       if (l.contiguous) store_row(y, base, m, a);
       else for (std::int64_t j = 0; j < m; ++j) store_row(y, base + l.member[j], 1, a + j);
-    }
+    });
   }
+  errors.rethrow();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // l2_normalize; k = 0 where the clamp holds, dx = a / eps). scale_norm's dg = sum dy n over
 // every element: one lane-blocked dot per group, then the groups' partial sums in order
 // (deterministic for any thread count). Error bound: backward_kernel.hpp.
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/backward_kernel.hpp"
 #include "spec/layout.hpp"
@@ -26,11 +27,13 @@ void l2_backward_impl(const Problem& p, Outputs& out) {
   const Reader<A> rx{x.data(), x.dtype()}, rdy{dy.data(), dy.dtype()};
   Tensor dx(p.out_dtype, x.shape());
   std::vector<A> partial(l.base.size());
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
   {
-    std::vector<A> xb(static_cast<std::size_t>(m)), gb(xb.size()), dyv(xb.size()), gg(scaled ? xb.size() : 0, g);
+    std::vector<A> xb, gb, dyv, gg;
+    errors.run([&] { xb.resize(static_cast<std::size_t>(m)); gb.resize(xb.size()); dyv.resize(xb.size()); gg.assign(scaled ? xb.size() : 0, g); });
 #pragma omp for schedule(static)
-    for (std::size_t grp = 0; grp < l.base.size(); ++grp) {
+    for (std::size_t grp = 0; grp < l.base.size(); ++grp) errors.run([&] {
       const std::int64_t base = l.base[grp];
       if (l.contiguous) {
         load_row(x, base, m, xb.data());
@@ -43,8 +46,9 @@ void l2_backward_impl(const Problem& p, Outputs& out) {
       if (scaled) partial[grp] = blocked_dot(dyv.data(), xb.data(), m);
       if (l.contiguous) store_row(dx, base, m, gb.data());
       else for (std::int64_t j = 0; j < m; ++j) store_row(dx, base + l.member[j], 1, gb.data() + j);
-    }
+    });
   }
+  errors.rethrow();
   out["dx"] = std::move(dx);
   if (scaled) {
     A dg = blocked_sum(partial.data(), static_cast<std::int64_t>(partial.size()), [](A v) { return v; });

@@ -9,6 +9,7 @@
 // dg = sum over every element of dy n (R = numel(x) values), c(dg) = sum (|dy n| + |dy| nu).
 #pragma once
 
+#include "core/region_errors.hpp"
 #include "ops/common/row_norm_backward.hpp"
 #include "spec/layout.hpp"
 
@@ -28,8 +29,9 @@ ExactOutputs l2_normalize_backward(const Problem& p) {
   const std::vector<T> gain(scaled ? static_cast<std::size_t>(m) : 0, g);
   ExactOutput dx = detail::make_output(p.out_dtype, x.shape());
   std::vector<T> nall(static_cast<std::size_t>(x.size())), nuall(nall.size());
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel for schedule(dynamic, 1) if (x.size() > detail::kParallelMin)
-  for (std::size_t grp = 0; grp < l.base.size(); ++grp) {
+  for (std::size_t grp = 0; grp < l.base.size(); ++grp) errors.run([&] {
     std::vector<T> xg(static_cast<std::size_t>(m)), dg(xg.size()), gx(xg.size()), n(xg.size()), nu(xg.size());
     std::vector<double> cg(xg.size());
     for (std::int64_t j = 0; j < m; ++j) {
@@ -44,7 +46,8 @@ ExactOutputs l2_normalize_backward(const Problem& p) {
       nall[e] = n[j];
       nuall[e] = nu[j];
     }
-  }
+  });
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("dx", std::move(dx));
   if (scaled) {

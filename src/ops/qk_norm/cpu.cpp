@@ -11,6 +11,7 @@
 // spread over OpenMP threads.
 #include <cmath>
 
+#include "core/region_errors.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/group_kernel.hpp"
 
@@ -46,17 +47,20 @@ void qk_impl(const Problem& p, Outputs& out) {
   };
   normalize(q, qg, qn, qh);
   normalize(k, kg, kn, kh);
+  RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (BH * T * S * dk > 32768)
   {
-    std::vector<A> row(static_cast<std::size_t>(S));
+    std::vector<A> row;
+    errors.run([&] { row.resize(static_cast<std::size_t>(S)); });
 #pragma omp for schedule(static)
-    for (std::int64_t bt = 0; bt < BH * T; ++bt) {
+    for (std::int64_t bt = 0; bt < BH * T; ++bt) errors.run([&] {
       const A* qa = qn.data() + bt * dk;
       const A* kb = kn.data() + (bt / T) * S * dk;
       for (std::int64_t s = 0; s < S; ++s) row[s] = blocked_dot(qa, kb + s * dk, dk) * scale;
       store_row(y, bt * S, S, row.data());
-    }
+    });
   }
+  errors.rethrow();
   out["q_hat"] = std::move(qh);
   out["k_hat"] = std::move(kh);
   out["y"] = std::move(y);

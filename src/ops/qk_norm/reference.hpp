@@ -20,6 +20,7 @@
 
 #include <cmath>
 
+#include "core/region_errors.hpp"
 #include "ops/common/family_common.hpp"
 #include "ops/l2_normalize/reference.hpp"
 #include "ops/common/ball.hpp"
@@ -28,22 +29,14 @@
 
 namespace normcheck::reference {
 
-/// qk_norm in U; with `guarded`, an Uncertain thrown inside a parallel loop (a DDBall that
-/// cannot decide) is caught there (it may not leave an OpenMP region) and rethrown once the
-/// loops are done.
+/// qk_norm in T. An exception inside a parallel loop (an Uncertain: a DDBall that cannot
+/// decide) is caught there (it may not leave an OpenMP region), the remaining work skipped,
+/// and rethrown once the loops are done.
 template <class T>
-ExactOutputs qk_norm_in(const Problem& p, bool guarded) {
+ExactOutputs qk_norm_in(const Problem& p) {
   using std::abs; using std::sqrt;
-  bool uncertain = false;
-  auto guard = [&](auto&& body) {
-    if (!guarded) return body();
-    try {
-      body();
-    } catch (const Uncertain&) {
-#pragma omp atomic write
-      uncertain = true;
-    }
-  };
+  RegionErrors errors;
+  auto guard = [&](auto&& body) { errors.run(body); };
   const Tensor& q = p.inputs.at("q");
   const Tensor& k = p.inputs.at("k");
   const Shape& qs = q.shape();
@@ -94,7 +87,7 @@ ExactOutputs qk_norm_in(const Problem& p, bool guarded) {
       detail::put(y, bt * Sk + s, v, static_cast<double>(cv));
     }
   });
-  if (uncertain) throw Uncertain();
+  errors.rethrow();
   ExactOutputs o;
   o.emplace("q_hat", std::move(qh));
   o.emplace("k_hat", std::move(kh));
@@ -108,7 +101,7 @@ ExactOutputs qk_norm_in(const Problem& p, bool guarded) {
 template <class T>
 ExactOutputs qk_norm(const Problem& p, bool fast = false) {
   const std::uint64_t rows = static_cast<std::uint64_t>((p.inputs.at("q").size() + p.inputs.at("k").size()) / p.inputs.at("q").shape()[3]);
-  return detail::certified_whole<T>(rows, fast, [&](auto tag, bool guarded) { return qk_norm_in<typename decltype(tag)::type>(p, guarded); });
+  return detail::certified_whole<T>(rows, fast, [&](auto tag) { return qk_norm_in<typename decltype(tag)::type>(p); });
 }
 
 }  // namespace normcheck::reference
