@@ -38,6 +38,11 @@ TEST_CASE("merge: shards whose backend identities differ keep each identity once
     REQUIRE(m.backends.size() == 1);
     CHECK(m.backends[0].identity == v4 + " | " + v3);
   }
+  SECTION("an identity holding the separator itself is kept once") {
+    const Report m = merge_reports({{"a", shard(0, "acme worker | v2")}, {"b", shard(1, "acme worker | v2")}, {"c", shard(2, v4)}});
+    REQUIRE(m.backends.size() == 1);
+    CHECK(m.backends[0].identity == "acme worker | v2 | " + v4);
+  }
   SECTION("an identity that is part of another is still its own") {
     const Report m = merge_reports({{"a", shard(0, "normcheck 0.1.0 (x)")}, {"b", shard(1, "normcheck 0.1.0")}, {"c", shard(2, "")}});
     REQUIRE(m.backends.size() == 1);

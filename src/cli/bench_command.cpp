@@ -114,13 +114,17 @@ int fail(const std::string& msg, int rc) {
 }
 
 
-/// The comma-separated items of a list option ("a,b,c"); an empty item is an error.
+/// The comma-separated items of a list option ("a,b,c"), each without surrounding blanks;
+/// an empty item is an error.
 std::optional<std::vector<std::string>> items_of(const std::string& list) {
   std::vector<std::string> v;
   for (std::size_t i = 0; i <= list.size();) {
     const std::size_t e = std::min(list.find(',', i), list.size());
-    if (e == i) return std::nullopt;
-    v.push_back(list.substr(i, e - i));
+    std::string item = list.substr(i, e - i);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) return std::nullopt;
+    v.push_back(std::move(item));
     i = e + 1;
   }
   return v;
@@ -201,7 +205,12 @@ int bench_one(const BenchCommand& b, const Point& pt, Backend* be_ptr, nlohmann:
   auto time_backend = [&](Backend& bk) {
     return time_runs(b.warmup, b.repeats, [&] { out = bk.run(vp, {}); });
   };
-  const Timing tk = time_backend(be);
+  Timing tk;
+  try {
+    tk = time_backend(be);
+  } catch (const std::exception& e) {
+    return failed(fmt::format("{} (in a timed run): {}", be.name(), e.what()), 3);
+  }
 
   // The peer in the same run: a copy of bytes / 2 into another buffer (reads and writes the
   // same number of bytes as the backend), on the same threads, in 1 MiB chunks.
@@ -236,10 +245,15 @@ int bench_one(const BenchCommand& b, const Point& pt, Backend* be_ptr, nlohmann:
   if (be.name() != "onednn" && p.op == Op::layer_norm) {
     auto dnnl = make_backend("onednn");
     if (dnnl && !dnnl->unavailable() && !dnnl->unsupported(vp, {})) {
-      const Timing td = time_backend(*dnnl);
-      onednn_ratio = td.min() / tk.min();
-      j["onednn"] = {{"identity", dnnl->identity()}, {"wall_s_min", td.min()}, {"gb_per_s", gbs(bytes, td.min())}};
-      j["ratio_to_onednn"] = *onednn_ratio;
+      try {
+        const Timing td = time_backend(*dnnl);
+        onednn_ratio = td.min() / tk.min();
+        j["onednn"] = {{"identity", dnnl->identity()}, {"wall_s_min", td.min()}, {"gb_per_s", gbs(bytes, td.min())}};
+        j["ratio_to_onednn"] = *onednn_ratio;
+      } catch (const std::exception& e) {  // the peer's failure leaves the backend's figures standing
+        j["onednn"] = {{"identity", dnnl->identity()}, {"error", e.what()}};
+        fmt::print(stderr, "normcheck: bench: {} {} {}: oneDNN: {}\n", pt.op_name, pt.dtype_name, pt.shape, e.what());
+      }
     }
   }
   if (b.format != "json") {
@@ -280,6 +294,8 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
         char x = 0, extra = 0;
         if (std::sscanf(sh.c_str(), "%lld%c%lld%c", &rows, &x, &width, &extra) != 3 || (x != 'x' && x != 'X') || rows < 1 || width < 1)
           return fail(fmt::format("--shape: '{}' is not ROWSxWIDTH with both >= 1 (e.g. 8192x4096)", sh), 2);
+        if (rows > (std::int64_t{1} << 36) / width)  // Tensor's limit (core/tensor.cpp)
+          return fail(fmt::format("--shape: '{}' has more than 2^36 elements", sh), 2);
         points.push_back(Point{*op, *dt, on, dn, sh, rows, width});
         (void)draw_point(points.back(), std::min<std::int64_t>(rows, 4));  // a point the op cannot be drawn at: exit 2 now, not midway
       }
@@ -300,13 +316,27 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
 
   // One point: its report as before. Several: each point's lines as it is measured (the
   // progress of a long run), then a summary table; JSON {"runs": [...]} in the order measured.
-  // The exit code is the worst point's (a NaN output 1, a point the backend cannot run 3).
+  // A point that fails (the backend cannot run it, an error in a timed run, a problem too
+  // large to allocate) keeps its error and the next is measured. The exit code is the worst
+  // point's, as `run` ranks them: 2 (usage) over 3 (not run) over 1 (NaN output) over 0.
+  auto rank = [](int code) { return code == 2 ? 3 : code == 3 ? 2 : code; };
   int rc = 0;
   nlohmann::json runs = nlohmann::json::array();
   for (const Point& pt : points) {
-    nlohmann::json j;
-    const int r = bench_one(b, pt, be, j);
-    rc = std::max(rc, r);
+    nlohmann::json j{{"op", pt.op_name}, {"dtype", pt.dtype_name}, {"shape", pt.shape}};
+    int r = 0;
+    try {
+      r = bench_one(b, pt, be, j);
+    } catch (const Error& e) {
+      j["error"] = e.what();
+      r = e.exit_code;
+      fail(fmt::format("{} {} {}: {}", pt.op_name, pt.dtype_name, pt.shape, e.what()), r);
+    } catch (const std::exception& e) {
+      j["error"] = e.what();
+      r = 3;
+      fail(fmt::format("{} {} {}: {}", pt.op_name, pt.dtype_name, pt.shape, e.what()), r);
+    }
+    if (rank(r) > rank(rc)) rc = r;
     runs.push_back(std::move(j));
   }
   if (b.format == "json") {
@@ -317,10 +347,16 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
     fmt::print("\n");
     if (b.reference) {
       fmt::print("{:<20} {:<8} {:<16} {:>14} {:>10} {:>10}\n", "op", "dtype", "shape", "elements/CPU-s", "certified", "MPFR");
-      for (const auto& j : runs)
+      for (const auto& j : runs) {
+        if (!j.contains("reference")) {
+          fmt::print("{:<20} {:<8} {:<16} {}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(), j["shape"].get<std::string>(),
+                     j.value("error", std::string("not measured")));
+          continue;
+        }
         fmt::print("{:<20} {:<8} {:<16} {:>14.3g} {:>10.0f} {:>10.0f}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
                    j["shape"].get<std::string>(), j["reference"]["elements_per_cpu_s"].get<double>(),
                    j["reference"]["rows_certified"].get<double>(), j["reference"]["rows_recomputed_mpfr"].get<double>());
+      }
     } else {
       fmt::print("{:<20} {:<8} {:<16} {:>8} {:>10} {:>9} {:>10}\n", "op", "dtype", "shape", "GB/s", "copy GB/s", "to copy", "to oneDNN");
       for (const auto& j : runs) {
@@ -329,9 +365,10 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
                      j.value("error", std::string("not measured")));
           continue;
         }
-        fmt::print("{:<20} {:<8} {:<16} {:>8.3g} {:>10.3g} {:>9.3f} {:>10}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
+        fmt::print("{:<20} {:<8} {:<16} {:>8.3g} {:>10.3g} {:>9.3f} {:>10}{}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
                    j["shape"].get<std::string>(), j["backend"]["gb_per_s"].get<double>(), j["copy"]["gb_per_s"].get<double>(),
-                   j["ratio_to_copy"].get<double>(), j.contains("ratio_to_onednn") ? fmt::format("{:.3f}", j["ratio_to_onednn"].get<double>()) : "-");
+                   j["ratio_to_copy"].get<double>(), j.contains("ratio_to_onednn") ? fmt::format("{:.3f}", j["ratio_to_onednn"].get<double>()) : "-",
+                   j["backend"]["nan_outputs"].get<std::int64_t>() > 0 ? "  NaN OUTPUTS: a broken kernel" : "");
       }
     }
   }

@@ -420,18 +420,6 @@ Report report_from_json(std::string_view text, const std::string& what) {
 
 // ---- merge ------------------------------------------------------------------------------
 
-namespace {
-/// Whether `one` is among the " | "-separated identities of `list`.
-bool identity_lists(const std::string& list, const std::string& one) {
-  for (std::size_t b = 0; b <= list.size();) {
-    const std::size_t e = std::min(list.find(" | ", b), list.size());
-    if (list.compare(b, e - b, one) == 0) return true;
-    b = e + 3;
-  }
-  return false;
-}
-}  // namespace
-
 Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) {
   if (shards.empty()) throw std::runtime_error("merge: no reports");
   const auto& [first_path, first] = shards.front();
@@ -467,20 +455,21 @@ Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) 
   m.strict = first.strict;
   m.expectations = first.expectations;
   std::set<std::pair<std::string, std::string>> stale_seen;
+  // Each backend's distinct non-empty identities in shard order: shards run on other machines
+  // may differ (the cpu backend's instruction-set tier); the merged record names each once.
+  std::map<std::string, std::vector<std::string>> identities;
   for (int k = 0; k < first.shard_count; ++k) {  // in shard order
     const std::string& path = seen.at(k);
     const Report& r = std::find_if(shards.begin(), shards.end(), [&](const auto& s) { return s.first == path; })->second;
     m.merged_from.push_back(path);
     for (const BackendRecord& b : r.backends) {
+      std::vector<std::string>& ids = identities[b.name];
+      if (!b.identity.empty() && std::find(ids.begin(), ids.end(), b.identity) == ids.end()) ids.push_back(b.identity);
       auto it = std::find_if(m.backends.begin(), m.backends.end(), [&](const BackendRecord& x) { return x.name == b.name; });
       if (it == m.backends.end()) {
         m.backends.push_back(b);
       } else {
         it->requested = it->requested || b.requested;
-        // Shards run on other machines may differ (the cpu backend's instruction-set tier):
-        // the merged record names each distinct identity once.
-        if (it->identity.empty()) it->identity = b.identity;
-        else if (!b.identity.empty() && !identity_lists(it->identity, b.identity)) it->identity += " | " + b.identity;
         if (it->unavailable.empty()) it->unavailable = b.unavailable;
       }
     }
@@ -488,6 +477,7 @@ Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) 
     for (const StaleExpectation& s : r.stale)
       if (stale_seen.insert({s.backend_pattern, s.case_name}).second) m.stale.push_back(s);
   }
+  for (BackendRecord& b : m.backends) b.identity = fmt::format("{}", fmt::join(identities[b.name], " | "));
   std::set<std::pair<std::string, std::string>> runs;
   for (const CaseRecord& c : m.cases) {
     if (!runs.insert({c.file + "\x1f" + c.name, c.backend}).second)

@@ -80,6 +80,27 @@ assert [r["op"] for r in runs] == ["layer_norm", "group_norm", "rms_norm"], runs
 assert "ratio_to_copy" in runs[0] and "ratio_to_copy" in runs[2] and "error" not in runs[0], runs
 assert "no forward kernel for group_norm" in runs[1]["error"] and "ratio_to_copy" not in runs[1], runs
 ' "$tmp/partial.json"
+# A failure in a point's timed runs is that point's error; the next point is still measured.
+fw="cmd:python3 $PWD/tests/cli/fake_worker.py"
+expect "a timed run fails" 3 "$nc" bench -b "$fw error_second" --op layer_norm,rms_norm --dtype f64 --shape 4x8 --repeats 1 --warmup 0 --format json
+cp "$tmp/out" "$tmp/timed.json"
+expect "timed failure kept, next measured" 0 python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["op"] for r in runs] == ["layer_norm", "rms_norm"], runs
+assert "second problem fails" in runs[0]["error"] and "in a timed run" in runs[0]["error"], runs[0]
+assert "ratio_to_copy" in runs[1] and "error" not in runs[1], runs[1]
+' "$tmp/timed.json"
+# NaN outputs: exit 1, marked in the summary and in each point's JSON.
+expect "NaN outputs" 1 "$nc" bench -b "$fw nan" --op layer_norm,rms_norm --dtype f64 --shape 4x8 --repeats 1 --warmup 0
+expect "NaN marked per point" 0 test "$(grep -c 'NaN OUTPUTS: a broken kernel$' "$tmp/out")" -eq 2
+# NaN in one point and another not run: 3 (as run ranks an error over a failure), the NaN still marked.
+expect "NaN and not run" 3 "$nc" bench -b "$fw nan" --op layer_norm,group_norm --dtype f64 --shape 4x8 --repeats 1 --warmup 0
+contains "NaN still marked" "$tmp/out" '^layer_norm .*NaN OUTPUTS: a broken kernel$'
+# Blanks around items are dropped; a shape beyond Tensor's 2^36 elements is exit 2 before anything runs.
+expect "blanks in lists" 0 "$nc" bench --op " layer_norm , rms_norm" --shape "4x64, 8x32" --repeats 1 --warmup 0 --format json
+expect "too many elements" 2 "$nc" bench --shape 4x64,4611686018427387904x4 --repeats 1 --warmup 0
+contains "too many elements named" "$tmp/err" "--shape: '4611686018427387904x4' has more than 2\^36 elements"
 expect "reference lists" 0 "$nc" bench --reference --op layer_norm,l2_normalize --shape 4x64 --repeats 1
 contains "reference summary header" "$tmp/out" '^op +dtype +shape +elements/CPU-s +certified +MPFR$'
 contains "reference summary row" "$tmp/out" '^l2_normalize +f32 +\[4, 64\] +[0-9.e+]+ +[0-9]+ +[0-9]+$'

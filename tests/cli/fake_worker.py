@@ -16,6 +16,8 @@ the way named by argv[1]:
   wrong_dtype   returns y as float32 for an f64 problem
   bad_npy       returns a path to a file that is not .npy
   nan           NaN everywhere, on every case
+  error_second  answers {"error": ...} to its second problem only, trigger or not (a failure
+                in a benchmark's timed runs)
   error         answers {"error": ...}
   no_hello      exits at once, before the handshake
   bad_protocol  answers the handshake with protocol 99
@@ -36,6 +38,7 @@ import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+PROBLEMS = [0]  # problems answered so far (error_second)
 
 
 def read_npy(path):
@@ -82,6 +85,9 @@ def answer(req):
     if (req["op"] not in ("layer_norm", "rms_norm") or req["out_dtype"] != "f64" or req["inputs"]["x"]["dtype"] != "f64"
             or c["eps_placement"] != "inside_sqrt" or c["variance"] != "biased" or c["affine"] != "none"):
         return {"id": rid, "skip": "fake_worker: f64, inside_sqrt, biased, no affine only"}
+    PROBLEMS[0] += 1
+    if MODE == "error_second" and PROBLEMS[0] == 2:
+        return {"id": rid, "error": "fake_worker: the second problem fails"}
     x, shape = read_npy(req["inputs"]["x"]["path"])
     out = req["outputs"]["y"]["path"]
     trigger = x == [1.0, 2.0, 3.0, 4.0] and shape == [4]
