@@ -788,7 +788,15 @@ void put_block(const float* s, Tensor& y, std::int64_t first, std::int64_t n, bo
 
 bool stream_stores_available() { return stream_stores(); }
 bool bf16_conversion_instruction_available() { return bf16_cvt(); }
-const char* cpu_tier_name() { return kTierNames[static_cast<int>(cpu_tier())]; }
+const char* cpu_tier_name() {
+  const Tier t = cpu_tier();  // (checks NORMCHECK_CPU_TIER everywhere)
+#if !defined(__x86_64__)
+  (void)t;
+  return "portable";  // another architecture: the plain C++ build, no x86 instruction choice
+#else
+  return kTierNames[static_cast<int>(t)];
+#endif
+}
 const char* half_conversion_name() {
 #ifdef NC_F16C
   if (half_converters().widen == half_to_float_avx512) return "F16C (AVX-512)";

@@ -61,8 +61,8 @@ bool stream_stores_available();
 bool bf16_conversion_instruction_available();
 
 /// The instruction-set tier the row kernel runs at: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2,
-/// FMA, F16C) or "x86-64" (baseline SSE2, and every build without run-time dispatch: clang,
-/// -DNORMCHECK_NO_CPU_DISPATCH, other architectures). The CPU's best, or the lower tier that
+/// FMA, F16C) or "x86-64" (baseline SSE2, and every x86-64 build without run-time dispatch:
+/// clang, -DNORMCHECK_NO_CPU_DISPATCH); "portable" on other architectures. The CPU's best, or the lower tier that
 /// the environment variable NORMCHECK_CPU_TIER names (which also turns off every choice
 /// above that tier: streaming stores, AVX512-BF16, F16C's wider forms). Decided once per
 /// process. Throws std::invalid_argument for another name in NORMCHECK_CPU_TIER and
