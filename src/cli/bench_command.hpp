@@ -21,7 +21,8 @@ std::shared_ptr<BenchCommand> add_bench_command(CLI::App& app);
 /// table (JSON: one point's object, or {"runs": [...]}). Exit 0: every point measured; 1: a
 /// backend's output held NaN or an unwritten element for finite inputs (its timing would
 /// describe a broken kernel); 2: bad usage; 3: the backend could not run a point
-/// (unavailable, SKIPPED, or an error); the worst over the points, each of which is measured.
+/// (unavailable, SKIPPED, or an error). Several points: each is measured (a failed one keeps its
+/// error), and the code is the worst as `run` ranks them, 2 over 3 over 1 over 0.
 /// nullopt when `bench` was not selected.
 std::optional<int> run_bench_command(const BenchCommand& b);
 
