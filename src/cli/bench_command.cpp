@@ -344,29 +344,23 @@ std::optional<int> run_bench_command(const BenchCommand& b) {
     return rc;
   }
   if (points.size() > 1) {
+    // Each row: the point's "op dtype shape", then its figures or its error.
+    auto head = [](const nlohmann::json& j) {
+      return fmt::format("{:<20} {:<8} {:<16}", j["op"].get<std::string>(), j["dtype"].get<std::string>(), j["shape"].get<std::string>());
+    };
+    const char* needed = b.reference ? "reference" : "ratio_to_copy";
     fmt::print("\n");
-    if (b.reference) {
-      fmt::print("{:<20} {:<8} {:<16} {:>14} {:>10} {:>10}\n", "op", "dtype", "shape", "elements/CPU-s", "certified", "MPFR");
-      for (const auto& j : runs) {
-        if (!j.contains("reference")) {
-          fmt::print("{:<20} {:<8} {:<16} {}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(), j["shape"].get<std::string>(),
-                     j.value("error", std::string("not measured")));
-          continue;
-        }
-        fmt::print("{:<20} {:<8} {:<16} {:>14.3g} {:>10.0f} {:>10.0f}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
-                   j["shape"].get<std::string>(), j["reference"]["elements_per_cpu_s"].get<double>(),
-                   j["reference"]["rows_certified"].get<double>(), j["reference"]["rows_recomputed_mpfr"].get<double>());
-      }
-    } else {
-      fmt::print("{:<20} {:<8} {:<16} {:>8} {:>10} {:>9} {:>10}\n", "op", "dtype", "shape", "GB/s", "copy GB/s", "to copy", "to oneDNN");
-      for (const auto& j : runs) {
-        if (!j.contains("ratio_to_copy")) {
-          fmt::print("{:<20} {:<8} {:<16} {}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(), j["shape"].get<std::string>(),
-                     j.value("error", std::string("not measured")));
-          continue;
-        }
-        fmt::print("{:<20} {:<8} {:<16} {:>8.3g} {:>10.3g} {:>9.3f} {:>10}{}\n", j["op"].get<std::string>(), j["dtype"].get<std::string>(),
-                   j["shape"].get<std::string>(), j["backend"]["gb_per_s"].get<double>(), j["copy"]["gb_per_s"].get<double>(),
+    if (b.reference) fmt::print("{:<20} {:<8} {:<16} {:>14} {:>10} {:>10}\n", "op", "dtype", "shape", "elements/CPU-s", "certified", "MPFR");
+    else fmt::print("{:<20} {:<8} {:<16} {:>8} {:>10} {:>9} {:>10}\n", "op", "dtype", "shape", "GB/s", "copy GB/s", "to copy", "to oneDNN");
+    for (const auto& j : runs) {
+      if (!j.contains(needed)) {
+        fmt::print("{} {}\n", head(j), j.value("error", std::string("not measured")));
+      } else if (b.reference) {
+        const nlohmann::json& r = j["reference"];
+        fmt::print("{} {:>14.3g} {:>10.0f} {:>10.0f}\n", head(j), r["elements_per_cpu_s"].get<double>(), r["rows_certified"].get<double>(),
+                   r["rows_recomputed_mpfr"].get<double>());
+      } else {
+        fmt::print("{} {:>8.3g} {:>10.3g} {:>9.3f} {:>10}{}\n", head(j), j["backend"]["gb_per_s"].get<double>(), j["copy"]["gb_per_s"].get<double>(),
                    j["ratio_to_copy"].get<double>(), j.contains("ratio_to_onednn") ? fmt::format("{:.3f}", j["ratio_to_onednn"].get<double>()) : "-",
                    j["backend"]["nan_outputs"].get<std::int64_t>() > 0 ? "  NaN OUTPUTS: a broken kernel" : "");
       }
