@@ -11,7 +11,8 @@
 //
 // Passes per row of m values:
 //   1. scan: max |x| (any inf or NaN: a NaN row), whether all values equal x_0 (a constant row);
-//   2. [centre] mu_s = wide_sum(x s) / m, or x_0 s exactly for a constant row;
+//   2. [centre] mu_s = wide_sum(x s) / m, or x_0 s exactly for a constant row (rows beyond
+//      L1: s times the scan's wide_sum(x) where that is the same value: row_stats);
 //   3. ss = wide_sum((x s - mu_s)^2) (rms_norm: s^2 times the scan's wide_sum(x^2) where
 //      that is the same value: row_stats);
 //   4. y_j = g_j ((x_j s - mu_s) r) + b_j, r = 1 / D_s(ss / m') formed in binary64 and
@@ -510,8 +511,8 @@ struct RowStats {
 /// and every partial sum normal on both sides; zeros square to +0 on both), and max|x|^2 m <=
 /// 2^125 (no unscaled partial sum overflows). Otherwise pass 3 runs as before (tests:
 /// cpu_rows_fast_test's fills include rows of subnormal and of near-FLT_MAX values). The same
-/// fold of pass 2 into the scan for layer_norm measured no faster (d = 64: slower) and is not
-/// done.
+/// fold of pass 2 into the scan for layer_norm is done for rows beyond L1 (fold_mean, below:
+/// layer_norm [1024, 65536] +5-10%); for rows within L1 it measured no faster (d = 64: slower).
 template <bool kCenter, class Src>
 [[gnu::always_inline]] inline RowStats row_stats(const FastRows& f, Src x, float* blocks, Spread* pf) {
   const std::int64_t m = f.m;
@@ -535,7 +536,38 @@ template <bool kCenter, class Src>
   [[maybe_unused]] std::uint32_t nzbits[kWide], diff[kWide] = {};
   [[maybe_unused]] std::int64_t nblocks = 0;
   [[maybe_unused]] const std::uint32_t x0b = bits(x0);
-  if constexpr (kCenter) {
+  // layer_norm rows beyond L1 (fold_mean): the scan also sums the unscaled x in wide_sum's
+  // order (into blocks) and the smallest nonzero |x|, for pass 2's fold (below).
+  [[maybe_unused]] const bool fold_mean = kCenter && m > kWidenInL1;
+  if (fold_mean) {
+    for (auto& v : nzbits) v = ~0u;
+    for (std::int64_t first = 0; first < m; first += kWideBlock) {
+      const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
+      float acc[kWide] = {};
+      std::int64_t j = 0;
+      for (; j + kWide <= n; j += kWide)
+        for (int l = 0; l < kWide; ++l) {
+          const float v = x(first + j + l);
+          const std::uint32_t u = bits(v);
+          const std::uint32_t a = u & 0x7fffffffu;
+          abits[l] = a > abits[l] ? a : abits[l];
+          nzbits[l] = a - 1 < nzbits[l] ? a - 1 : nzbits[l];
+          diff[l] |= u ^ x0b;
+          acc[l] += v;
+        }
+      for (int l = 0; j + l < n; ++l) {  // the tail: the sum's lanes 0.. once more (wide_block's order)
+        const float v = x(first + j + l);
+        const std::uint32_t u = bits(v);
+        const std::uint32_t a = u & 0x7fffffffu;
+        abits[0] = a > abits[0] ? a : abits[0];
+        nzbits[0] = a - 1 < nzbits[0] ? a - 1 : nzbits[0];
+        diff[0] |= u ^ x0b;
+        acc[l] += v;
+      }
+      blocks[nblocks++] = lanes_sum(acc);
+      if (pf) pf->to(pf->bytes * (first + n) / (2 * m));  // the first half (pass 3: the second)
+    }
+  } else if constexpr (kCenter) {
     std::int64_t j = 0;
     for (; j + kWide <= m; j += kWide)
       for (int l = 0; l < kWide; ++l) {
@@ -587,11 +619,34 @@ template <bool kCenter, class Src>
   st.s = row_scale_f32(am, f.max_up);
   const float sa = st.sa = static_cast<float>(st.s);
   // 2. the mean of the scaled row (a constant row: its value, exactly; row_mean)
+  // Rows beyond L1 (fold_mean): sa times the scan's unscaled sum, where that is pass 2's sum
+  // bit for bit, and pass 2 is not run (its pass from L2 was a quarter of layer_norm
+  // [1024, 65536]'s time). Why the bits agree: every x_j sa is exact (nz s >= 2^-126: no
+  // scaled value loses bits below the normal range; max |x s| < 1: none overflows), so both
+  // sums add the same values up to the factor sa = 2^k in the same order; a partial sum of two
+  // binary32 values that lies below 2^-126 is exact (a multiple of 2^-149 with at most 23
+  // significant bits), and one that is normal on both sides rounds to sa times its twin's
+  // rounding, so by induction over the tree each partial sum is sa times its unscaled twin,
+  // the root included (and fl(S sa) = S_s exactly); no unscaled partial sum overflows where
+  // max |x| m <= 2^127. Otherwise pass 2 runs (tests: cpu_rows_fast_test's fills at
+  // m = 8193 include rows of subnormal and of wide-ranging values).
   float mu = 0;
-  if constexpr (kCenter)
-    mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }, [&](std::int64_t b, std::int64_t nb) {
-      if (pf) pf->to(pf->bytes * (b + 1) / (2 * nb));
-    }) / static_cast<float>(m);
+  bool mean_folded = false;
+  if constexpr (kCenter) {
+    if (fold_mean && !constant) {
+      const std::uint32_t nzb = lanes_min(nzbits) + 1;
+      float nz;
+      __builtin_memcpy(&nz, &nzb, 4);
+      if (nzb != 0 && static_cast<double>(nz) * st.s >= 0x1p-126 && static_cast<double>(am) * static_cast<double>(m) <= 0x1p127) {
+        mu = pairwise(blocks, nblocks) * sa / static_cast<float>(m);
+        mean_folded = true;
+      }
+    }
+    if (!mean_folded)
+      mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }, [&](std::int64_t b, std::int64_t nb) {
+        if (pf) pf->to(pf->bytes * (b + 1) / (2 * nb));
+      }) / static_cast<float>(m);
+  }
   st.mu = mu;
   // 3. sum of squares of the centred, scaled row (rms_norm: from S where it is the same bits;
   // the products below are of binary32 values and powers of two: exact in binary64)
