@@ -420,6 +420,26 @@ struct Bf16Src {
   const std::uint16_t* p;
   float operator()(std::int64_t j) const { return normcheck::detail::bf16_bits_to_float(p[j]); }
 };
+/// A binary16 row beyond L1, widened into a binary32 row buffer a block at a time by the scan
+/// (prepare(), before it reads the block), so that each block is scanned while it is in L1:
+/// widening the whole row first and scanning it after was one more pass over an L2-resident
+/// buffer. x_0 is widened at once (the scan reads it first). Only the block-structured scans
+/// (rms_norm's, layer_norm's beyond L1: fold_mean) call prepare; narrower rows are widened whole.
+struct HalfRowSrc {
+  const std::uint16_t* h;
+  float* buf;
+  void (*widen)(const std::uint16_t*, float*, std::int64_t);
+  HalfRowSrc(const std::uint16_t* h_, float* buf_, void (*widen_)(const std::uint16_t*, float*, std::int64_t)) : h(h_), buf(buf_), widen(widen_) {
+    widen(h, buf, 1);
+  }
+  void prepare(std::int64_t first, std::int64_t n) const { widen(h + first, buf + first, n); }
+  float operator()(std::int64_t j) const { return buf[j]; }
+};
+/// Widens block [first, first + n) of x where its source widens by blocks (HalfRowSrc).
+template <class Src>
+[[gnu::always_inline]] inline void prepare_block(const Src& x, std::int64_t first, std::int64_t n) {
+  if constexpr (requires { x.prepare(first, n); }) x.prepare(first, n);
+}
 /// The widest bf16 row widened into a binary32 buffer (32 KiB: within L1 beside the row).
 constexpr std::int64_t kWidenInL1 = 8192;
 /// Whether rows of m values of dtype t are widened into a binary32 row buffer (f16 always:
@@ -543,6 +563,7 @@ template <bool kCenter, class Src>
     for (auto& v : nzbits) v = ~0u;
     for (std::int64_t first = 0; first < m; first += kWideBlock) {
       const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
+      prepare_block(x, first, n);
       float acc[kWide] = {};
       std::int64_t j = 0;
       for (; j + kWide <= n; j += kWide)
@@ -586,6 +607,7 @@ template <bool kCenter, class Src>
     for (auto& v : nzbits) v = ~0u;
     for (std::int64_t first = 0; first < m; first += kWideBlock) {
       const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
+      prepare_block(x, first, n);
       float acc[kWide] = {};
       std::int64_t j = 0;
       for (; j + kWide <= n; j += kWide)
@@ -802,10 +824,15 @@ template <bool kCenter, class Dst>
         rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
       break;
     default:  // f16: widened once into a row buffer (cheaper than widening in each pass)
-      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-        half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
-        return F32Src{buf};
-      }, 2);
+      if (m > kWidenInL1)  // by the scan, a block at a time (HalfRowSrc)
+        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+          return HalfRowSrc(f.x->as<std::uint16_t>() + r * m, buf, half_converters().widen);
+        }, 2);
+      else
+        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+          half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
+          return F32Src{buf};
+        }, 2);
   }
 }
 
