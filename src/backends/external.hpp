@@ -21,8 +21,11 @@ std::unique_ptr<Backend> make_plugin_backend(const std::string& path, const Back
 std::unique_ptr<Backend> make_cmd_backend(const std::string& command, const BackendOptions& opt);
 
 /// oneDNN's layer normalization primitive (CPU engine), when normcheck was built with
-/// oneDNN; otherwise a backend whose unavailable() says why.
-std::unique_ptr<Backend> make_onednn_backend();
+/// oneDNN; otherwise a backend whose unavailable() says why. poison_y: y is filled with 0xFF
+/// bytes before oneDNN writes it, so that an element it leaves unwritten reads as NaN in a
+/// check (the default, `--backend onednn`); `normcheck bench` times its peer without the
+/// fill, as the cpu backend is timed (y allocated, not filled).
+std::unique_ptr<Backend> make_onednn_backend(bool poison_y = true);
 
 /// argv[1] of the plugin worker process.
 inline constexpr const char* kPluginHostCommand = "__plugin-host";
