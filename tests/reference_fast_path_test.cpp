@@ -17,6 +17,7 @@
 #include "cases/case.hpp"
 #include "cases/matrix.hpp"
 #include "ops/common/ball.hpp"
+#include "ops/common/family_common.hpp"
 #include "ops/common/precision.hpp"
 #include "checks/budget.hpp"
 #include "ops/common/row_norm.hpp"
@@ -916,4 +917,66 @@ TEST_CASE("reference fast path: NORMCHECK_NO_FMA runs it without the FMA instruc
     SUCCEED("FMA decided at compile time");
 #endif
   }
+}
+
+TEST_CASE("reference: a result within 2^-P of a rounding boundary is rounded from more bits (batch_norm running_var)", "[reference][fastpath]") {
+  // Found by the equivalence run at scale (NORMCHECK_EQUIV_SEED=6): momentum none with 3
+  // batches tracked (a = 1/4), x subnormal, so channel 7's running_var is
+  // 0.75 * 0x1.35adc6p+1 = 0x1.d084a9p+0 (a binary32 midpoint) plus 0.25 v_u, v_u ~ 2^-297:
+  // above the midpoint, so binary32 rounds it up. At P = 256 bits MPFR lost v_u and rounded the
+  // midpoint to even (0x1.d084a8p+0); the fast path's double-double kept it.
+  Dims d;
+  d.width = 2;
+  d.rows = 10;
+  d.x = DType::f32;
+  d.param = DType::f32;
+  d.regime = *parse_regime("subnormal");
+  d.eps = *parse_eps_regime("typical");
+  d.seed = 7428169574193895203ull;
+  const Problem p = *draw_problem(Op::batch_norm, d);
+  REQUIRE(!p.conv.momentum);
+  REQUIRE(p.conv.num_batches_tracked == 3);
+  REQUIRE(p.input("running_var")->get(7) == 0x1.35adc6p+1);
+  for (bool fast : {false, true}) {
+    INFO("fast path " << fast);
+    reference::set_fast_path(fast);
+    const ExactOutputs o = reference::evaluate_exact(p);
+    CHECK(o.at("running_var").rounded.get(7) == 0x1.d084aap+0);
+    CHECK(o.at("running_var").exact64[7] == 0x1.d084a9p+0);  // the binary64 rounding is the midpoint itself
+  }
+  reference::set_fast_path(true);
+  CHECK(differences(p) == 0);
+}
+
+TEST_CASE("reference: the MPFR path's rounding tests find the boundaries, and MPFR values near them", "[reference]") {
+  using reference::is_binary64_midpoint;
+  using reference::is_midpoint_of;
+  // midpoints of binary32 (normal, negative, between subnormals), bfloat16, binary16's overflow threshold
+  CHECK(is_midpoint_of(DType::f32, 0x1.d084a9p+0));
+  CHECK(is_midpoint_of(DType::f32, -0x1.000001p-3));
+  CHECK(is_midpoint_of(DType::f32, 0x1.8p-149));
+  CHECK(is_midpoint_of(DType::bf16, 0x1.03p+0));
+  CHECK(is_midpoint_of(DType::f16, 65520.0));
+  // values of the format, a quarter step, a midpoint of a narrower format only
+  CHECK_FALSE(is_midpoint_of(DType::f32, 0x1.d084a8p+0));
+  CHECK_FALSE(is_midpoint_of(DType::f32, 0x1.d084a88p+0));
+  CHECK_FALSE(is_midpoint_of(DType::bf16, 0x1.018p+0));
+  CHECK_FALSE(is_midpoint_of(DType::f32, 0x1.03p+0));
+  CHECK_FALSE(is_midpoint_of(DType::f16, 65519.0));
+  // binary64 midpoints as long doubles (next to r), below a power of two too
+  CHECK(is_binary64_midpoint(1.0L + 0x1p-53L, 1.0));
+  CHECK(is_binary64_midpoint(16.0L - 0x1p-50L, 16.0));
+  CHECK_FALSE(is_binary64_midpoint(1.0L + 0x1p-54L, 1.0));
+  CHECK_FALSE(is_binary64_midpoint(16.0L - 0x1p-51L, 16.0));
+  CHECK_FALSE(is_binary64_midpoint(1.0L, 1.0));
+  // An MPFR value within 2^-(P/2) of a midpoint is noted as undecided, one beyond it is not.
+  using reference::detail::mp256;
+  const std::uint64_t n0 = reference::undecided_roundings();
+  reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-298), DType::f32);
+  CHECK(reference::undecided_roundings() == n0 + 1);
+  reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-100), DType::f32);
+  reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) + mp256(0x1p-100), DType::f64);
+  CHECK(reference::undecided_roundings() == n0 + 1);
+  reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) - mp256(0x1p-200), DType::f64);
+  CHECK(reference::undecided_roundings() == n0 + 2);
 }

@@ -62,6 +62,46 @@ int working_bits(const Problem& p) {
 }
 
 namespace {
+
+/// Whether the long double L is a binary64 midpoint (r: a binary64 value next to L, such as
+/// its binary64 rounding): |L - r| is half the spacing of binary64 between r and L.
+bool binary64_midpoint(long double L, double r) {
+  if (!(std::fabs(r) >= 0x1p-1022) || !std::isfinite(r) || L == static_cast<long double>(r)) return false;
+  const double other = std::nextafter(r, L > r ? HUGE_VAL : -HUGE_VAL);  // r's neighbour on L's side
+  if (!std::isfinite(other)) return false;
+  return 2 * L == static_cast<long double>(r) + static_cast<long double>(other);  // exact: both sides fit 64 bits
+}
+
+/// Whether the binary64 value r is a midpoint between two adjacent values of dt (f32, bf16,
+/// f16), or dt's overflow threshold (its largest finite value plus half its spacing there).
+bool narrow_midpoint(DType dt, double r) {
+  if (!std::isfinite(r)) return false;
+  const double q = round_to(dt, r);
+  if (q == r) return false;
+  if (!std::isfinite(q)) {
+    const FormatInfo& f = format_info(dt);
+    return std::fabs(r) == f.max_finite + std::ldexp(1.0, f.max_exp - f.precision - 1);
+  }
+  const double other = 2 * r - q;  // the value of dt across the midpoint, if r is one (exact then)
+  return std::isfinite(other) && round_to(dt, other) == other && other != q;
+}
+
+}  // namespace
+
+bool is_binary64_midpoint(long double L, double r) { return binary64_midpoint(L, r); }
+bool is_midpoint_of(DType dt, double r) {
+  std::uint64_t b;  // a midpoint of binary32 or narrower has at most 25 significant bits: r's low 28 bits are 0
+  std::memcpy(&b, &r, 8);
+  return (b & 0x0fffffffu) == 0 && narrow_midpoint(dt, r);
+}
+
+namespace {
+std::atomic<std::uint64_t> g_undecided{0};
+}  // namespace
+void note_undecided_rounding() { ++g_undecided; }
+std::uint64_t undecided_roundings() { return g_undecided.load(); }
+
+namespace {
 std::atomic<std::uint64_t> g_certified{0}, g_recomputed{0};
 std::atomic<bool> g_fast{true};
 }  // namespace

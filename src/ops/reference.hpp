@@ -18,8 +18,30 @@ using normcheck::ExactOutputs;
 /// ceil(log2 m) + 1, with e_max, e_min the exponents of the largest and smallest nonzero
 /// |x| and p_x the precision of x's dtype; the result is then within (m + 8) 2^-P relative,
 /// and we also ask P >= 160 + log2 m so that this is below 2^-100 ULP of binary64. The
-/// reference runs at the smallest of 256, 512, 1024, 2304 bits that is >= P.
+/// reference runs at the smallest of 256, 512, 1024, 2304 bits that is >= P, and at the next
+/// ones while a rounding cannot be decided from P bits (note_undecided_rounding, below).
 int working_bits(const Problem& p);
+
+/// The MPFR path's rounding decisions (Ziv's test, as the fast path's balls make it). A
+/// P-bit result is within (m + 8) 2^-P relative of the exact value, so it can be on the wrong
+/// side of a rounding boundary, or on it, only when the exact value is that close to the
+/// boundary: then the output's binary64 value (tail 0) is the boundary itself, for a midpoint
+/// of binary32, bfloat16 or binary16 (is_midpoint_of), or its long double is, for a binary64
+/// midpoint (is_binary64_midpoint), and the stores (ops/common/family_common.hpp) test such a
+/// value again: whether its rounding is the same for every value within |v| 2^-(P/2) of it
+/// (P/2 bits: far outside the result's error, far inside a long double's spacing). Where it
+/// is not, they count it (note_undecided_rounding), and at_working_precision evaluates the
+/// problem again at the next precision, up to 2304 bits. An exact value that is the
+/// boundary itself stays undecided at every precision: the last result stands (exact, so
+/// rounded exactly). Found by the equivalence run at scale: a batch_norm running_var of
+/// 0.75 rv + 0.25 v_u with v_u ~ 2^-297 from subnormal x lies 2^-298 above a binary32
+/// midpoint; at 256 bits MPFR rounded it to the midpoint, then to even.
+bool is_binary64_midpoint(long double L, double r);
+bool is_midpoint_of(DType dt, double r);
+void note_undecided_rounding();
+/// The number of undecided roundings noted so far in this process (any thread: a count
+/// that grows during one evaluation makes it rerun, never the reverse).
+std::uint64_t undecided_roundings();
 
 /// The certified fast path (ops/common/ball.hpp): the forward row norms evaluate each row
 /// in double-double with a rigorous error radius and recompute in MPFR only the rows whose

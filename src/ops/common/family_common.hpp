@@ -3,7 +3,9 @@
 // exact value with its single rounding and its condition magnitude.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -43,16 +45,48 @@ float long_double_tail(const T& v, double r) {
   return ExactOutput::tail_of(static_cast<long double>(v), r);
 }
 
+/// T is an MPFR number (P > 64 bits), whose roundings the stores test (reference.hpp
+/// note_undecided_rounding); not double or DDBall (the balls decide or throw Uncertain).
+template <class T>
+constexpr bool kMultiprecision = std::numeric_limits<T>::is_specialized && std::numeric_limits<T>::digits > 64;
+
+/// For an MPFR value v of P bits whose rounding to dt may be undecided (the callers' cheap
+/// tests): notes it where v - |v| 2^-(P/2) and v + |v| 2^-(P/2) round to different values.
+template <class T>
+void check_rounding(const T& v, DType dt) {
+  using std::abs;
+  using std::ldexp;
+  const T d = ldexp(abs(v), -(std::numeric_limits<T>::digits / 2));
+  if (round_to(dt, T(v - d)) != round_to(dt, T(v + d))) note_undecided_rounding();
+}
+
 /// Stores the exact value v of element i of a make_output() output: rounded once to binary64
 /// and once to a long double, kept as such (f64 outputs) or as its tail against the binary64
-/// (spec/exact.hpp); not its rounding to the output dtype.
+/// (spec/exact.hpp); not its rounding to the output dtype. For MPFR, a binary64 rounding
+/// that may be undecided is tested (check_rounding): its long double is then a midpoint.
 template <class T>
 void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
   const auto k = static_cast<std::size_t>(i);
   const double r = round_to(DType::f64, v);
   o.exact64[k] = r;
-  if (!o.exact.empty()) o.exact[k] = static_cast<long double>(v);
-  else o.tail[k] = long_double_tail(v, r);
+  if (!o.exact.empty()) {
+    o.exact[k] = static_cast<long double>(v);
+    if constexpr (kMultiprecision<T>)
+      if (is_binary64_midpoint(o.exact[k], r)) check_rounding(v, DType::f64);
+  } else {
+    const float t = o.tail[k] = long_double_tail(v, r);
+    if constexpr (kMultiprecision<T>)
+      if ((t == 0x1p-53f || t == -0x1p-53f || t == -0x1p-54f) && is_binary64_midpoint(o.exact_at(k), r)) check_rounding(v, DType::f64);
+  }
+}
+
+/// v rounded once (RNE) to dt; for MPFR, where v's binary64 rounding r is a midpoint of dt,
+/// tested (check_rounding) first.
+template <class T>
+double round_output(DType dt, const T& v, double r) {
+  if constexpr (kMultiprecision<T>)
+    if ((dt == DType::f32 || dt == DType::bf16 || dt == DType::f16) && is_midpoint_of(dt, r)) check_rounding(v, dt);
+  return round_to(dt, v);
 }
 
 /// Stores the exact value v of element i (put_exact), rounded once (RNE) to the output dtype,
@@ -60,7 +94,7 @@ void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
 template <class T>
 void put(ExactOutput& o, std::int64_t i, const T& v, double c) {
   put_exact(o, i, v);
-  o.rounded.set(i, round_to(o.rounded.dtype(), v));
+  o.rounded.set(i, round_output(o.rounded.dtype(), v, o.exact64[static_cast<std::size_t>(i)]));
   o.cond[static_cast<std::size_t>(i)] = c;
 }
 

@@ -17,14 +17,26 @@ using mp1024 = mp::number<mp::mpfr_float_backend<309>, mp::et_off>;
 using mp2304 = mp::number<mp::mpfr_float_backend<694>, mp::et_off>;
 
 /// Calls f(std::type_identity<T>{}) with T the smallest MPFR type of at least
-/// working_bits(p) bits (reference.hpp explains the choice) and returns its result.
+/// working_bits(p) bits (reference.hpp explains the choice) and returns its result; where a
+/// rounding in it could not be decided (undecided_roundings grew), again with the next wider
+/// type, up to 2304 bits (with the fast path on, the certified units come out the same and
+/// only the units it recomputes run at the wider type).
 template <class F>
-decltype(auto) at_working_precision(const Problem& p, F&& f) {
-  const int bits = working_bits(p);
-  if (bits <= 256) return f(std::type_identity<mp256>{});
-  if (bits <= 512) return f(std::type_identity<mp512>{});
-  if (bits <= 1024) return f(std::type_identity<mp1024>{});
-  return f(std::type_identity<mp2304>{});
+ExactOutputs at_working_precision(const Problem& p, F&& f) {
+  auto at = [&](int bits) -> ExactOutputs {
+    if (bits <= 256) return f(std::type_identity<mp256>{});
+    if (bits <= 512) return f(std::type_identity<mp512>{});
+    if (bits <= 1024) return f(std::type_identity<mp1024>{});
+    return f(std::type_identity<mp2304>{});
+  };
+  int bits = working_bits(p);
+  for (;;) {
+    const std::uint64_t before = undecided_roundings();
+    ExactOutputs o = at(bits);
+    const int next = bits <= 256 ? 512 : bits <= 512 ? 1024 : bits <= 1024 ? 2304 : 0;
+    if (next == 0 || undecided_roundings() == before) return o;
+    bits = next;
+  }
 }
 
 }  // namespace normcheck::reference::detail

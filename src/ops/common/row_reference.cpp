@@ -42,7 +42,7 @@ void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Pa
   for (std::int64_t j = 0; j < l.m; ++j) {
     const std::int64_t i = r * l.m + j;
     detail::put_exact(o.y, i, yr[j]);
-    o.y.rounded.set(i, round_to(p.out_dtype, yr[j]));
+    o.y.rounded.set(i, detail::round_output(p.out_dtype, yr[j], o.y.exact64[static_cast<std::size_t>(i)]));
   }
   detail::put(o.mean, r, st.mean, st.c_mean);
   detail::put(o.rstd, r, st.rstd, st.c_rstd);
