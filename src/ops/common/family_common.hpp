@@ -53,11 +53,11 @@ constexpr bool kMultiprecision = std::numeric_limits<T>::is_specialized && std::
 /// For an MPFR value v of P bits whose rounding to dt may be undecided (the callers' cheap
 /// tests): notes it where v - |v| 2^-(P/2) and v + |v| 2^-(P/2) round to different values.
 template <class T>
-void check_rounding(const T& v, DType dt) {
+void check_rounding(const T& v, DType dt, Rounding mode = Rounding::nearest_even) {
   using std::abs;
   using std::ldexp;
   const T d = ldexp(abs(v), -(std::numeric_limits<T>::digits / 2));
-  if (round_to(dt, T(v - d)) != round_to(dt, T(v + d))) note_undecided_rounding();
+  if (round_to(dt, T(v - d), mode) != round_to(dt, T(v + d), mode)) note_undecided_rounding();
 }
 
 /// Stores the exact value v of element i of a make_output() output: rounded once to binary64
@@ -80,12 +80,28 @@ void put_exact(ExactOutput& o, std::int64_t i, const T& v) {
   }
 }
 
-/// v rounded once (RNE) to dt; for MPFR, where v's binary64 rounding r is a midpoint of dt,
-/// tested (check_rounding) first.
+/// For MPFR: v's rounding to dt (narrower than binary64) tested (check_rounding) where v's
+/// binary64 rounding r is a midpoint of dt. For roundings stored outside put(): quantized
+/// values, a scale stored in binary32 that later values divide by.
+/// (mode toward_zero, the quantizing norms' option: the boundaries are dt's nonzero values.)
+template <class T>
+void test_rounding(DType dt, const T& v, double r, Rounding mode = Rounding::nearest_even) {
+  if constexpr (kMultiprecision<T>) {
+    if (dt == DType::f64 || !std::isfinite(r)) return;
+    const bool boundary = mode == Rounding::toward_zero ? r != 0 && round_to(dt, r, mode) == r : is_midpoint_of(dt, r);
+    if (boundary) check_rounding(v, dt, mode);
+  }
+}
+template <class T>
+void test_rounding(DType dt, const T& v, Rounding mode = Rounding::nearest_even) {
+  if constexpr (kMultiprecision<T>) test_rounding(dt, v, round_to(DType::f64, v), mode);
+}
+
+/// v rounded once (RNE) to dt, its rounding tested for MPFR (test_rounding; r: v's binary64
+/// rounding).
 template <class T>
 double round_output(DType dt, const T& v, double r) {
-  if constexpr (kMultiprecision<T>)
-    if ((dt == DType::f32 || dt == DType::bf16 || dt == DType::f16) && is_midpoint_of(dt, r)) check_rounding(v, dt);
+  test_rounding(dt, v, r);
   return round_to(dt, v);
 }
 

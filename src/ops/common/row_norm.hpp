@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "ops/common/family_common.hpp"
 #include "spec/op.hpp"
 
 namespace normcheck::reference {
@@ -199,7 +200,10 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
   mean_nx /= C(dof);
   for (std::int64_t j = 0; j < m; ++j) {
     T nj = n[j];
-    if (c.normalized_dtype) nj = T(round_to(*c.normalized_dtype, nj));  // the framework's intermediate rounding
+    if (c.normalized_dtype) {  // the framework's intermediate rounding (MPFR: tested, family_common.hpp)
+      detail::test_rounding(*c.normalized_dtype, nj);
+      nj = T(round_to(*c.normalized_dtype, nj));
+    }
     y[j] = apply_affine(nj, c, gamma, beta, j);
     C g(1);  // |affine_gain|, in C
     switch (c.affine) {

@@ -125,7 +125,10 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     else detail::put(o.scale, r, T(1) / s, cond_value(cs / (s * s)));
     // The scale as stored (binary32) is what v divides by (the multiplier form: the
     // stored reciprocal); NaN stays NaN.
-    if (!isnan(s)) s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
+    if (!isnan(s)) {
+      detail::test_rounding(DType::f32, divisor ? s : T(T(1) / s));  // (MPFR: an undecided rounding reruns wider)
+      s = divisor ? T(round_to(DType::f32, s)) : T(1) / T(round_to(DType::f32, T(1) / s));
+    }
   }
   // Condition magnitudes in cond_t<T> (T itself for MPFR and double; binary64 from the
   // midpoints for DDBall: a bound needs no correct rounding, row_norm.hpp cond_t).
@@ -136,6 +139,7 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     const T yj = yr[static_cast<std::size_t>(j)];
     const T v = yj / s;
     const double cv = cond_value(C((C(cy[static_cast<std::size_t>(j)]) + C(abs(cond_of(yj))) * rel_c) / s_c + C(abs(cond_of(v)))));
+    detail::test_rounding(out, v, c.rounding);  // (MPFR: an undecided rounding of v reruns wider)
     const double q = ops::quant::quantize(out, c, v);
     T e = v;
     if (isnan(v)) e = out == DType::int8 ? T(0) : v;
