@@ -966,6 +966,7 @@ TEST_CASE("reference: the MPFR path's rounding tests find the boundaries, and MP
   // binary64 midpoints as long doubles (next to r), below a power of two too
   CHECK(is_binary64_midpoint(1.0L + 0x1p-53L, 1.0));
   CHECK(is_binary64_midpoint(16.0L - 0x1p-50L, 16.0));
+  CHECK(is_binary64_midpoint(0x1.8p-1074L, 0x1p-1074));  // between binary64 subnormals (an f64 output keeps the long double)
   CHECK_FALSE(is_binary64_midpoint(1.0L + 0x1p-54L, 1.0));
   CHECK_FALSE(is_binary64_midpoint(16.0L - 0x1p-51L, 16.0));
   CHECK_FALSE(is_binary64_midpoint(1.0L, 1.0));

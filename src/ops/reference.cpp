@@ -66,7 +66,7 @@ namespace {
 /// Whether the long double L is a binary64 midpoint (r: a binary64 value next to L, such as
 /// its binary64 rounding): |L - r| is half the spacing of binary64 between r and L.
 bool binary64_midpoint(long double L, double r) {
-  if (!(std::fabs(r) >= 0x1p-1022) || !std::isfinite(r) || L == static_cast<long double>(r)) return false;
+  if (!std::isfinite(r) || L == static_cast<long double>(r)) return false;  // (subnormal r too: the long double holds their midpoints)
   const double other = std::nextafter(r, L > r ? HUGE_VAL : -HUGE_VAL);  // r's neighbour on L's side
   if (!std::isfinite(other)) return false;
   return 2 * L == static_cast<long double>(r) + static_cast<long double>(other);  // exact: both sides fit 64 bits
