@@ -966,18 +966,22 @@ TEST_CASE("reference: the MPFR path's rounding tests find the boundaries, and MP
   // binary64 midpoints as long doubles (next to r), below a power of two too
   CHECK(is_binary64_midpoint(1.0L + 0x1p-53L, 1.0));
   CHECK(is_binary64_midpoint(16.0L - 0x1p-50L, 16.0));
-  CHECK(is_binary64_midpoint(0x1.8p-1074L, 0x1p-1074));  // between binary64 subnormals (an f64 output keeps the long double)
+  CHECK(is_binary64_midpoint(0x1.8p-1074L, 0x1p-1074));
+  CHECK(is_binary64_midpoint(-1.0L + 0x1p-54L, -1.0));  // toward zero from a negative power of two: tail +2^-54
+  CHECK(is_binary64_midpoint(0x1p1024L - 0x1p970L, 0x1.fffffffffffffp1023));  // the overflow threshold  // between binary64 subnormals (an f64 output keeps the long double)
   CHECK_FALSE(is_binary64_midpoint(1.0L + 0x1p-54L, 1.0));
   CHECK_FALSE(is_binary64_midpoint(16.0L - 0x1p-51L, 16.0));
   CHECK_FALSE(is_binary64_midpoint(1.0L, 1.0));
   // An MPFR value within 2^-(P/2) of a midpoint is noted as undecided, one beyond it is not.
   using reference::detail::mp256;
   const std::uint64_t n0 = reference::undecided_roundings();
-  reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-298), DType::f32);
+  reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-298), DType::f32);  // (at 256 bits: the midpoint itself)
   CHECK(reference::undecided_roundings() == n0 + 1);
+  reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-200), DType::f32);  // within 2^-128, beside it
+  CHECK(reference::undecided_roundings() == n0 + 2);
   reference::detail::check_rounding(mp256(0x1.d084a9p+0) + mp256(0x1p-100), DType::f32);
   reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) + mp256(0x1p-100), DType::f64);
-  CHECK(reference::undecided_roundings() == n0 + 1);
-  reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) - mp256(0x1p-200), DType::f64);
   CHECK(reference::undecided_roundings() == n0 + 2);
+  reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) - mp256(0x1p-200), DType::f64);
+  CHECK(reference::undecided_roundings() == n0 + 3);
 }

@@ -68,7 +68,8 @@ namespace {
 bool binary64_midpoint(long double L, double r) {
   if (!std::isfinite(r) || L == static_cast<long double>(r)) return false;  // (subnormal r too: the long double holds their midpoints)
   const double other = std::nextafter(r, L > r ? HUGE_VAL : -HUGE_VAL);  // r's neighbour on L's side
-  if (!std::isfinite(other)) return false;
+  if (!std::isfinite(other))  // beyond the largest finite value: the overflow threshold 2^1024 - 2^970
+    return std::fabs(L) == 0x1p1024L - 0x1p970L;
   return 2 * L == static_cast<long double>(r) + static_cast<long double>(other);  // exact: both sides fit 64 bits
 }
 

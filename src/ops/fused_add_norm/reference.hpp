@@ -40,7 +40,7 @@ void residual_row(const Problem& p, std::int64_t r, std::int64_t m, const std::v
     const T xv(x.get(i)), rv(res.get(i)), bv = bias.empty() ? T(0) : bias[static_cast<std::size_t>(j)];
     const T sum = xv + rv + bv;  // exact at the working precision
     mag[j] = abs(xv) + abs(rv) + abs(bv);
-    if (h) detail::put(*h, i, sum, static_cast<double>(mag[j]));
+    if (h) detail::put(*h, i, sum, static_cast<double>(mag[j]), detail::Exact::yes);  // exact at P: no rounding test
     z[j] = p.conv.norm_input == NormInput::rounded ? T(round_to(hd, sum)) : sum;
   }
 }
