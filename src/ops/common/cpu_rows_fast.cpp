@@ -502,6 +502,11 @@ struct Spread {
     if (upto > bytes) upto = bytes;
     for (; next < upto; next += 64) __builtin_prefetch(p + next, 0, 2);
   }
+  /// to() the fraction num / den of the row (in binary64: bytes * num overflows 64-bit
+  /// integers for rows beyond 2^30 values; a prefetch point off by a line is harmless).
+  [[gnu::always_inline]] void to_fraction(std::int64_t num, std::int64_t den) {
+    if (p) to(static_cast<std::int64_t>(static_cast<double>(bytes) * static_cast<double>(num) / static_cast<double>(den)));
+  }
 };
 
 /// One row's statistics (passes 1-3 and the denominator); `bad`: an inf or NaN in the row.
@@ -586,7 +591,7 @@ template <bool kCenter, class Src>
         acc[l] += v;
       }
       blocks[nblocks++] = lanes_sum(acc);
-      if (pf) pf->to(pf->bytes * (first + n) / (2 * m));  // the first half (pass 3: the second)
+      if (pf) pf->to_fraction(first + n, 2 * m);  // the first half (pass 3: the second)
     }
   } else if constexpr (kCenter) {
     std::int64_t j = 0;
@@ -626,7 +631,7 @@ template <bool kCenter, class Src>
         acc[l] += v * v;
       }
       blocks[nblocks++] = lanes_sum(acc);
-      if (pf) pf->to(pf->bytes * (first + n) / m);
+      if (pf) pf->to_fraction(first + n, m);
     }
   }
   const std::uint32_t amb = lanes_max(abits);
@@ -666,7 +671,7 @@ template <bool kCenter, class Src>
     }
     if (!mean_folded)
       mu = constant ? x0 * sa : wide_sum(m, blocks, [&](std::int64_t k) { return x(k) * sa; }, [&](std::int64_t b, std::int64_t nb) {
-        if (pf) pf->to(pf->bytes * (b + 1) / (2 * nb));
+        if (pf) pf->to_fraction(b + 1, 2 * nb);
       }) / static_cast<float>(m);
   }
   st.mu = mu;
@@ -688,7 +693,7 @@ template <bool kCenter, class Src>
       const float d = x(k) * sa - mu;
       return d * d;
     }, [&](std::int64_t b, std::int64_t nb) {
-      if (pf) pf->to(pf->bytes * (nb + b + 1) / (2 * nb));
+      if (pf) pf->to_fraction(nb + b + 1, 2 * nb);
     });
   st.ri = static_cast<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv));
   return st;
