@@ -557,41 +557,38 @@ template <bool kCenter, class Src>
     __builtin_memcpy(&u, &v, 4);
     return u;
   };
-  auto magnitude = [&](float v) { return bits(v) & 0x7fffffffu; };
   [[maybe_unused]] std::uint32_t nzbits[kWide], diff[kWide] = {};
   [[maybe_unused]] std::int64_t nblocks = 0;
   [[maybe_unused]] const std::uint32_t x0b = bits(x0);
   // layer_norm rows beyond L1 (fold_mean): the scan also sums the unscaled x in wide_sum's
   // order (into blocks) and the smallest nonzero |x|, for pass 2's fold (below).
   [[maybe_unused]] const bool fold_mean = kCenter && m > kWidenInL1;
-  if (fold_mean) {
+  if (fold_mean || !kCenter) {
+    // Blocks of kWideBlock values: max |x|, the smallest nonzero |x| and the block's sum in
+    // wide_block's order, of x (layer_norm: fold_mean, with the constant-row bits) or of x^2.
     for (auto& v : nzbits) v = ~0u;
     for (std::int64_t first = 0; first < m; first += kWideBlock) {
       const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
       prepare_block(x, first, n);
       float acc[kWide] = {};
-      std::int64_t j = 0;
-      for (; j + kWide <= n; j += kWide)
-        for (int l = 0; l < kWide; ++l) {
-          const float v = x(first + j + l);
-          const std::uint32_t u = bits(v);
-          const std::uint32_t a = u & 0x7fffffffu;
-          abits[l] = a > abits[l] ? a : abits[l];
-          nzbits[l] = a - 1 < nzbits[l] ? a - 1 : nzbits[l];
-          diff[l] |= u ^ x0b;
-          acc[l] += v;
-        }
-      for (int l = 0; j + l < n; ++l) {  // the tail: the sum's lanes 0.. once more (wide_block's order)
-        const float v = x(first + j + l);
+      auto scan_one = [&](int lane, int l, float v) __attribute__((always_inline)) {  // value v: statistics in `lane`, sum in acc[l]
         const std::uint32_t u = bits(v);
         const std::uint32_t a = u & 0x7fffffffu;
-        abits[0] = a > abits[0] ? a : abits[0];
-        nzbits[0] = a - 1 < nzbits[0] ? a - 1 : nzbits[0];
-        diff[0] |= u ^ x0b;
-        acc[l] += v;
-      }
+        abits[lane] = a > abits[lane] ? a : abits[lane];
+        nzbits[lane] = a - 1 < nzbits[lane] ? a - 1 : nzbits[lane];
+        if constexpr (kCenter) {
+          diff[lane] |= u ^ x0b;
+          acc[l] += v;
+        } else {
+          acc[l] += v * v;
+        }
+      };
+      std::int64_t j = 0;
+      for (; j + kWide <= n; j += kWide)
+        for (int l = 0; l < kWide; ++l) scan_one(l, l, x(first + j + l));
+      for (int l = 0; j + l < n; ++l) scan_one(0, l, x(first + j + l));  // the tail: the sum's lanes 0.. once more (wide_block's order)
       blocks[nblocks++] = lanes_sum(acc);
-      if (pf) pf->to_fraction(first + n, 2 * m);  // the first half (pass 3: the second)
+      if (pf) pf->to_fraction(first + n, kCenter ? 2 * m : m);  // layer_norm: the first half (pass 3: the second)
     }
   } else if constexpr (kCenter) {
     std::int64_t j = 0;
@@ -607,31 +604,6 @@ template <bool kCenter, class Src>
       const std::uint32_t a = u & 0x7fffffffu;
       abits[0] = a > abits[0] ? a : abits[0];
       diff[0] |= u ^ x0b;
-    }
-  } else {
-    for (auto& v : nzbits) v = ~0u;
-    for (std::int64_t first = 0; first < m; first += kWideBlock) {
-      const std::int64_t n = m - first < kWideBlock ? m - first : kWideBlock;
-      prepare_block(x, first, n);
-      float acc[kWide] = {};
-      std::int64_t j = 0;
-      for (; j + kWide <= n; j += kWide)
-        for (int l = 0; l < kWide; ++l) {
-          const float v = x(first + j + l);
-          const std::uint32_t a = magnitude(v);
-          abits[l] = a > abits[l] ? a : abits[l];
-          nzbits[l] = a - 1 < nzbits[l] ? a - 1 : nzbits[l];
-          acc[l] += v * v;
-        }
-      for (int l = 0; j + l < n; ++l) {  // the tail: the sum's lanes 0.. once more (wide_block's order)
-        const float v = x(first + j + l);
-        const std::uint32_t a = magnitude(v);
-        abits[0] = a > abits[0] ? a : abits[0];
-        nzbits[0] = a - 1 < nzbits[0] ? a - 1 : nzbits[0];
-        acc[l] += v * v;
-      }
-      blocks[nblocks++] = lanes_sum(acc);
-      if (pf) pf->to_fraction(first + n, m);
     }
   }
   const std::uint32_t amb = lanes_max(abits);
