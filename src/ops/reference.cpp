@@ -61,17 +61,17 @@ int working_bits(const Problem& p) {
   return std::max(range + prec + log2m + 1, 160 + log2m);
 }
 
-namespace {
-
 /// Whether the long double L is a binary64 midpoint (r: a binary64 value next to L, such as
 /// its binary64 rounding): |L - r| is half the spacing of binary64 between r and L.
-bool binary64_midpoint(long double L, double r) {
+bool is_binary64_midpoint(long double L, double r) {
   if (!std::isfinite(r) || L == static_cast<long double>(r)) return false;  // (subnormal r too: the long double holds their midpoints)
   const double other = std::nextafter(r, L > r ? HUGE_VAL : -HUGE_VAL);  // r's neighbour on L's side
   if (!std::isfinite(other))  // beyond the largest finite value: the overflow threshold 2^1024 - 2^970
     return std::fabs(L) == 0x1p1024L - 0x1p970L;
   return 2 * L == static_cast<long double>(r) + static_cast<long double>(other);  // exact: both sides fit 64 bits
 }
+
+namespace {
 
 /// Whether the binary64 value r is a midpoint between two adjacent values of dt (f32, bf16,
 /// f16), or dt's overflow threshold (its largest finite value plus half its spacing there).
@@ -89,7 +89,6 @@ bool narrow_midpoint(DType dt, double r) {
 
 }  // namespace
 
-bool is_binary64_midpoint(long double L, double r) { return binary64_midpoint(L, r); }
 bool is_midpoint_of(DType dt, double r) {
   std::uint64_t b;  // a midpoint of binary32 or narrower has at most 25 significant bits: r's low 28 bits are 0
   std::memcpy(&b, &r, 8);
@@ -97,16 +96,12 @@ bool is_midpoint_of(DType dt, double r) {
 }
 
 namespace {
-std::atomic<std::uint64_t> g_undecided{0};
-}  // namespace
-void note_undecided_rounding() { ++g_undecided; }
-std::uint64_t undecided_roundings() { return g_undecided.load(); }
-
-namespace {
-std::atomic<std::uint64_t> g_certified{0}, g_recomputed{0};
+std::atomic<std::uint64_t> g_undecided{0}, g_certified{0}, g_recomputed{0};
 std::atomic<bool> g_fast{true};
 }  // namespace
 
+void note_undecided_rounding() { ++g_undecided; }
+std::uint64_t undecided_roundings() { return g_undecided.load(); }
 FastPathCounts fast_path_counts() { return {g_certified.load(), g_recomputed.load()}; }
 void add_fast_path_counts(std::uint64_t certified, std::uint64_t recomputed) {
   g_certified += certified;

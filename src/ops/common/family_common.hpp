@@ -117,7 +117,8 @@ double round_output(DType dt, const T& v, double r) {
 template <class T>
 void put(ExactOutput& o, std::int64_t i, const T& v, double c, Exact exact = Exact::no) {
   put_exact(o, i, v, exact);
-  o.rounded.set(i, exact == Exact::yes ? round_to(o.rounded.dtype(), v) : round_output(o.rounded.dtype(), v, o.exact64[static_cast<std::size_t>(i)]));
+  if (exact == Exact::no) test_rounding(o.rounded.dtype(), v, o.exact64[static_cast<std::size_t>(i)]);
+  o.rounded.set(i, round_to(o.rounded.dtype(), v));
   o.cond[static_cast<std::size_t>(i)] = c;
 }
 
