@@ -115,6 +115,10 @@ Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affin
   for (auto& e : v) e = fill == 0 ? n01(rng) : fill == 1 ? 100.0 + n01(rng) : fill == 2 ? 3.0 : fill == 6 ? 0x1p-66 * n01(rng) : 1e-6 * n01(rng);
   if (fill == 6 && rows > 1)
     for (std::int64_t j = 0; j < m; ++j) v[static_cast<std::size_t>(m + j)] = std::ldexp(n01(rng), j % 2 ? 60 : -60);
+  // 6 also: every fourth row from row 3 of ordinary values, so that rms_norm's rows in lanes
+  // hold rows whose sum of squares comes from the scan beside rows whose does not.
+  for (std::int64_t r = 3; fill == 6 && r < rows; r += 4)
+    for (std::int64_t j = 0; j < m; ++j) v[static_cast<std::size_t>(r * m + j)] = n01(rng);
   if (fill == 3 && rows > 1) v[static_cast<std::size_t>(m)] = NAN;  // row 1 holds a NaN first
   // 3: rows from 3 on hold a NaN or an inf (either sign) at column r mod m, so that over 35 rows
   // every reduction lane of the scan meets one.
@@ -189,14 +193,15 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (DType xt : {DType::f32, DType::bf16, DType::f16})
       for (DType yt : {xt, DType::f32})
-        for (std::int64_t m : {1, 2, 7, 31, 32, 33, 64, 255, 256, 257, 768, 1000, 4097, 8192, 8193})  // 8193: bf16 read in place (kWidenInL1)
+        for (std::int64_t m : {1, 2, 7, 16, 31, 32, 33, 48, 64, 80, 128, 255, 256, 257, 768, 1000, 4097, 8192, 8193})  // 8193: bf16 read in place (kWidenInL1)
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
             for (int fill : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
-              // Widths up to 64: enough rows that each row's neighbours in the short rows'
-              // pairs (rows_with) include the fills' special rows (NaN, inf, +-0, subnormal,
-              // near FLT_MAX) and ordinary ones, and an odd one is left at the end.
-              const std::int64_t rows = m <= 64 ? 35 : 3;
+              // Widths of one block: enough rows for two tiles of 16 rows in lanes (widths
+              // 16, 32, ..., 256: tile_stats) and three rows after them (a pair and a single
+              // row, rows_with), each holding the fills' special rows (NaN, inf, +-0,
+              // subnormal, near FLT_MAX) beside ordinary ones.
+              const std::int64_t rows = m <= 256 ? 35 : 3;
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
               INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
                                  << static_cast<int>(af) << " fill " << fill);
@@ -229,7 +234,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               rows_checked += rows;
             }
   CHECK(checked == rows_checked);
-  CHECK(rows_checked == (2 * 3 * 2 * 3 * 9 - 3 * 2 * 9) * (7 * 35 + 8 * 3));  // rms_norm has no gamma_beta here; 7 widths <= 64
+  CHECK(rows_checked == (2 * 3 * 2 * 3 * 9 - 3 * 2 * 9) * (13 * 35 + 6 * 3));  // rms_norm has no gamma_beta here; 13 widths <= 256
 }
 
 TEST_CASE("cpu fast rows: the instruction-set tier is the CPU's best or the one NORMCHECK_CPU_TIER names", "[cpu][fast]") {

@@ -26,6 +26,9 @@
 // 4.2 and 4.6), the same 17 at m = 4096 as blocked_sum's 8 + 3 + 6; the gate's analysis
 // (checks/budget.cpp) counts sqrt(m), which both are below. The 32 independent lanes are
 // what lets the adds pipeline (8 lanes left the loop waiting on one register's latency).
+// Rows of one block whose width is a multiple of 16 (d = 16, 32, ..., 256: head dims, QK-norm)
+// go 16 at a time (tile_stats, tile_write): each row's passes as above, but the lane
+// reductions of 16 rows share their shuffles and adds, and y's 16 rows are one store.
 #include <omp.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -41,6 +44,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/region_errors.hpp"
@@ -136,13 +140,14 @@ typedef std::uint32_t U16 __attribute__((vector_size(64)));
 
 typedef std::uint32_t U8 __attribute__((vector_size(32)));
 typedef std::uint32_t U4 __attribute__((vector_size(16)));
-enum class LaneOp { max, min, bit_or };
+enum class LaneOp { max, min, bit_or, sum };
 /// *out = kOp(u, v) lane by lane (references: a generic vector passed or returned by value
 /// would cross the baseline tier's calls by another ABI than AVX-512's, of which GCC warns).
 template <LaneOp kOp, class V>
 [[gnu::always_inline]] inline void lane_op(V* out, const V& u, const V& v) {
   if constexpr (kOp == LaneOp::max) *out = u > v ? u : v;
   else if constexpr (kOp == LaneOp::min) *out = u < v ? u : v;
+  else if constexpr (kOp == LaneOp::sum) *out = u + v;
   else *out = u | v;
 }
 /// kOp over the 16 lanes of a by halving in registers (a loop over the lanes made a 16-step
@@ -525,6 +530,21 @@ struct RowStats {
   return tree_of_16<LaneOp::min>(a);
 }
 
+/// 1 / D rounded once to binary32, from a row's scale and sum of squares (RowStats' ri).
+[[gnu::always_inline]] inline float row_ri(const FastRows& f, const RowStats& st) {
+  return static_cast<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv));
+}
+
+/// Whether s^2 times the unscaled sum of squares of a row of m values is the scaled row's sum
+/// bit for bit (row_stats' conditions, below): nzb, the bits of the smallest nonzero |x| (0:
+/// every value is +-0); am, max |x|; s, the row's scale.
+[[gnu::always_inline]] inline bool squares_fold(std::uint32_t nzb, float am, double s, std::int64_t m) {
+  float nz;
+  __builtin_memcpy(&nz, &nzb, 4);
+  const double nzd = static_cast<double>(nz), nzs = nzd * s, amd = static_cast<double>(am);
+  return (nzb == 0 || (nzd * nzd >= 0x1p-126 && nzs * nzs >= 0x1p-126)) && amd * amd * static_cast<double>(m) <= 0x1p125;
+}
+
 /// Passes 1-3 of one row. For rms_norm (!kCenter) the scan (pass 1) also sums the unscaled
 /// x^2 in wide_sum's order, S, and where S s^2 is pass 3's result bit for bit, pass 3 is not
 /// run (two passes over the row instead of three). Why the bits agree: for binary32 A, B with
@@ -651,12 +671,8 @@ template <bool kCenter, class Src>
   // the products below are of binary32 values and powers of two: exact in binary64)
   bool folded = false;
   if constexpr (!kCenter) {
-    const std::uint32_t nzb = lanes_min(nzbits) + 1;  // 0: every value is +-0
-    float nz;
-    __builtin_memcpy(&nz, &nzb, 4);
-    const double s = st.s, nzd = static_cast<double>(nz), nzs = nzd * s, amd = static_cast<double>(am);
-    if ((nzb == 0 || (nzd * nzd >= 0x1p-126 && nzs * nzs >= 0x1p-126)) && amd * amd * static_cast<double>(m) <= 0x1p125) {
-      st.ss = static_cast<float>(static_cast<double>(pairwise(blocks, nblocks)) * s * s);
+    if (squares_fold(lanes_min(nzbits) + 1, am, st.s, m)) {
+      st.ss = static_cast<float>(static_cast<double>(pairwise(blocks, nblocks)) * st.s * st.s);
       folded = true;
     }
   }
@@ -667,8 +683,15 @@ template <bool kCenter, class Src>
     }, [&](std::int64_t b, std::int64_t nb) {
       if (pf) pf->to_fraction(nb + b + 1, 2 * nb);
     });
-  st.ri = static_cast<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv));
+  st.ri = row_ri(f, st);
   return st;
+}
+
+/// Row r's saved statistics (mean, rstd; where asked for): those of the unscaled row (NaN for
+/// a NaN row).
+[[gnu::always_inline]] inline void save_stats(const FastRows& f, std::int64_t r, const RowStats& st) {
+  if (f.mean) f.mean->set(r, st.bad ? NAN : static_cast<double>(st.mu) / st.s);
+  if (f.rstd) f.rstd->set(r, st.bad ? NAN : st.ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(st.ri) * st.s);
 }
 
 /// Pass 4 of one row (normalize, affine, one rounding to y's dtype) and its saved
@@ -685,8 +708,7 @@ template <class Src, class Dst>
       }
     else
       for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
-    if (f.mean) f.mean->set(r, NAN);
-    if (f.rstd) f.rstd->set(r, NAN);
+    save_stats(f, r, st);
     return;
   }
   const float sa = st.sa, mu = st.mu, ri = st.ri;
@@ -723,8 +745,208 @@ template <class Src, class Dst>
         for (std::int64_t k = k0; k < k1; ++k) y(k, (x(k) * sa - mu) * ri);
     }
   }
-  if (f.mean) f.mean->set(r, static_cast<double>(mu) / st.s);
-  if (f.rstd) f.rstd->set(r, st.ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(ri) * st.s);
+  save_stats(f, r, st);
+}
+
+/// Rows in lanes (issue 15): the scan's and the sums' lane reductions of kTile rows at once.
+/// A row of at most kWideBlock values has one block, whose 32 lane sums wide_block reduces by
+/// levels (lanes_sum: l + 16, l + 8, l + 4, l + 2, then lanes 0 + 1); reducing each row alone
+/// took a shuffle chain per row and statistic, and the row's division and square root waited
+/// on it. Here level 16 is done per row (lanes 0-15 + lanes 16-31, one vector add) and the
+/// other levels for 16 rows together: each level's two shuffles gather the lanes l of two or
+/// more rows beside each other and the lanes l + w beside them, so one add performs level w of
+/// every row in the vector (8 + 4 + 2 + 1 adds for 16 rows, where one row alone took 5); the
+/// operands and their order are lanes_sum's, so every row's sum is bit for bit its own (and
+/// max, min and or are order-free). Measured: README, `normcheck bench`.
+constexpr int kTile = 16;
+/// Whether rows of m values go kTile at a time (tile_stats): one block, whole vectors of 16.
+inline bool tile_width(std::int64_t m) { return m <= kWideBlock && m % 16 == 0; }
+/// t[i]: row i's 16 lanes (after level 16) -> out[i]: row i's reduction, i < 16.
+template <LaneOp kOp, class V>
+[[gnu::always_inline]] inline void reduce_tile(const V* t, V* out) {
+  V u[8], v[4], w[2];
+  for (int i = 0; i < 8; ++i)  // level 8: rows 2i, 2i + 1
+    lane_op<kOp>(&u[i], __builtin_shufflevector(t[2 * i], t[2 * i + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+                 __builtin_shufflevector(t[2 * i], t[2 * i + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+  for (int i = 0; i < 4; ++i)  // level 4: rows 4i .. 4i + 3
+    lane_op<kOp>(&v[i], __builtin_shufflevector(u[2 * i], u[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27),
+                 __builtin_shufflevector(u[2 * i], u[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+  for (int i = 0; i < 2; ++i)  // level 2: rows 8i .. 8i + 7
+    lane_op<kOp>(&w[i], __builtin_shufflevector(v[2 * i], v[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29),
+                 __builtin_shufflevector(v[2 * i], v[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+  // lanes 0 + 1: rows 0 .. 15
+  lane_op<kOp>(out, __builtin_shufflevector(w[0], w[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+               __builtin_shufflevector(w[0], w[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
+}
+
+/// Passes 1-3 of kTile rows of m values each (m <= kWideBlock, a multiple of 16), row i read
+/// from xr[i][0, m), into st[i]: bit for bit row_stats' results (the same operations on the
+/// same operands in the same order, 16 lanes of one row at a time; only the reductions are
+/// shared, reduce_tile). Returns the rows (bit i) it leaves to row_stats: rms_norm rows whose
+/// sum of squares is not the scan's (row_stats' fold conditions; pass 3 runs there).
+template <bool kCenter>
+[[gnu::always_inline]] inline unsigned tile_stats(const FastRows& f, const float* const* xr, RowStats* st) {
+  const std::int64_t m = f.m;
+  // (values are loaded through memcpy and passed by reference: a generic vector returned by
+  // value crosses the baseline tier's calls by another ABI, of which GCC warns)
+  auto load = [](V16& v, const float* p) __attribute__((always_inline)) { __builtin_memcpy(&v, p, sizeof v); };
+  auto bits = [](float v) {
+    std::uint32_t u;
+    __builtin_memcpy(&u, &v, 4);
+    return u;
+  };
+  const U16 abs_mask = U16{} + 0x7fffffffu;
+  // 1. scan (row_stats' pass 1): max |x| bits; layer_norm: the or of x_j ^ x_0 (a constant
+  // row); rms_norm: the smallest nonzero |x| (bits - 1) and the unscaled sum of x^2 in
+  // wide_block's lanes (lanes 0-15 and 16-31 of each 32 values; the tail of 16 to lanes 0-15).
+  U16 amax[kTile], other[kTile];
+  V16 sq[kTile];
+  for (int i = 0; i < kTile; ++i) {
+    const float* p = xr[i];
+    U16 a = {}, o = kCenter ? U16{} : ~U16{};
+    [[maybe_unused]] const U16 x0b = U16{} + bits(p[0]);
+    V16 lo = {}, hi = {};
+    auto one = [&](const float* q, V16& acc) __attribute__((always_inline)) {
+      V16 v;
+      U16 u;
+      load(v, q);
+      __builtin_memcpy(&u, q, sizeof u);
+      const U16 ua = u & abs_mask;
+      lane_op<LaneOp::max>(&a, a, ua);
+      if constexpr (kCenter) {
+        o |= u ^ x0b;
+      } else {
+        lane_op<LaneOp::min>(&o, o, ua - 1);
+        acc += v * v;
+      }
+    };
+    std::int64_t j = 0;
+    for (; j + kWide <= m; j += kWide) {
+      one(p + j, lo);
+      one(p + j + 16, hi);
+    }
+    if (j < m) one(p + j, lo);
+    amax[i] = a;
+    other[i] = o;
+    if constexpr (!kCenter) sq[i] = lo + hi;  // lanes_sum's level 16
+  }
+  U16 am_bits, oth;
+  reduce_tile<LaneOp::max>(amax, &am_bits);
+  reduce_tile<kCenter ? LaneOp::bit_or : LaneOp::min>(other, &oth);
+  unsigned to_row_stats = 0;
+  float sa[kTile];
+  for (int i = 0; i < kTile; ++i) {
+    const std::uint32_t amb = am_bits[i];
+    st[i] = RowStats{};
+    sa[i] = 1;
+    if (amb > 0x7f7fffffu) {  // an inf or a NaN
+      st[i].bad = true;
+      continue;
+    }
+    float am;
+    __builtin_memcpy(&am, &amb, 4);
+    st[i].s = row_scale_f32(am, f.max_up);
+    sa[i] = st[i].sa = static_cast<float>(st[i].s);
+  }
+  if constexpr (kCenter) {
+    // 2. the mean of the scaled row (a constant row: its value, exactly)
+    V16 t[kTile], sums;
+    for (int i = 0; i < kTile; ++i) {
+      const float* p = xr[i];
+      const float s = sa[i];
+      V16 lo = {}, hi = {}, v;
+      std::int64_t j = 0;
+      for (; j + kWide <= m; j += kWide) {
+        load(v, p + j);
+        lo += v * s;
+        load(v, p + j + 16);
+        hi += v * s;
+      }
+      if (j < m) {
+        load(v, p + j);
+        lo += v * s;
+      }
+      t[i] = lo + hi;
+    }
+    reduce_tile<LaneOp::sum>(t, &sums);
+    const V16 mus = sums / static_cast<float>(m);
+    for (int i = 0; i < kTile; ++i) {
+      const float* p = xr[i];
+      const bool constant = (bits(p[0]) & 0x7fffffffu) == 0 ? am_bits[i] == 0 : oth[i] == 0;
+      st[i].mu = constant ? p[0] * sa[i] : mus[i];
+    }
+    // 3. the sum of squares of the centred, scaled row
+    for (int i = 0; i < kTile; ++i) {
+      const float* p = xr[i];
+      const float s = sa[i], mu = st[i].mu;
+      V16 lo = {}, hi = {};
+      auto sq1 = [&](const float* q, V16& acc) __attribute__((always_inline)) {
+        V16 v;
+        load(v, q);
+        const V16 d = v * s - mu;
+        acc += d * d;
+      };
+      std::int64_t j = 0;
+      for (; j + kWide <= m; j += kWide) {
+        sq1(p + j, lo);
+        sq1(p + j + 16, hi);
+      }
+      if (j < m) sq1(p + j, lo);
+      t[i] = lo + hi;
+    }
+    reduce_tile<LaneOp::sum>(t, &sums);
+    for (int i = 0; i < kTile; ++i) st[i].ss = sums[i];
+  } else {
+    // 3. rms_norm: s^2 times the scan's sum, where that is pass 3's bits (row_stats' fold)
+    V16 sums;
+    reduce_tile<LaneOp::sum>(sq, &sums);
+    for (int i = 0; i < kTile; ++i) {
+      if (st[i].bad) continue;
+      float am;
+      const std::uint32_t amb = am_bits[i];
+      __builtin_memcpy(&am, &amb, 4);
+      if (squares_fold(oth[i] + 1, am, st[i].s, m))
+        st[i].ss = static_cast<float>(static_cast<double>(sums[i]) * st[i].s * st[i].s);
+      else
+        to_row_stats |= 1u << i;
+    }
+  }
+  for (int i = 0; i < kTile; ++i)
+    if (!st[i].bad && !(to_row_stats >> i & 1)) st[i].ri = row_ri(f, st[i]);
+  return to_row_stats;
+}
+
+/// Pass 4 of kTile rows (row_write's arithmetic, element by element the same), rows r, r + 1,
+/// ... read from xr[i]: y's rows are contiguous, so a buffered y is stored by one put of
+/// kTile m values from `tbuf` (kTile m floats) rather than one per row. `ahead`: the next
+/// tile's y (null: none, or stored by streaming stores), prefetched for writing a row at a time.
+template <class Dst>
+[[gnu::always_inline]] inline void tile_write(const FastRows& f, std::int64_t r, const float* const* xr, Dst y, const RowStats* st, float* tbuf,
+                                              const char* ahead) {
+  const std::int64_t m = f.m;
+  const float* g = f.gamma;
+  const float* bt = f.beta;
+  y.p += r * m;
+  const std::int64_t row_bytes = m * static_cast<std::int64_t>(sizeof(*y.p));
+  for (int i = 0; i < kTile; ++i) {
+    if (ahead) prefetch_lines(ahead + i * row_bytes, row_bytes, true);
+    const float* x = xr[i];
+    const float sa = st[i].sa, mu = st[i].mu, ri = st[i].ri;
+    auto out = [&](std::int64_t k, float v) __attribute__((always_inline)) {
+      if constexpr (Dst::buffered) tbuf[i * m + k] = v;
+      else y(i * m + k, v);
+    };
+    if (st[i].bad)
+      for (std::int64_t k = 0; k < m; ++k) out(k, std::numeric_limits<float>::quiet_NaN());
+    else if (bt)
+      for (std::int64_t k = 0; k < m; ++k) out(k, g[k] * ((x[k] * sa - mu) * ri) + bt[k]);
+    else if (g)
+      for (std::int64_t k = 0; k < m; ++k) out(k, g[k] * ((x[k] * sa - mu) * ri));
+    else
+      for (std::int64_t k = 0; k < m; ++k) out(k, (x[k] * sa - mu) * ri);
+    save_stats(f, r + i, st[i]);
+  }
+  if constexpr (Dst::buffered) y.put(tbuf, y.p, kTile * m);
 }
 
 /// Rows [r0, r1) with x's rows through src(r, buffer) (its dtype's source; f16 widened into
@@ -739,7 +961,12 @@ template <bool kCenter, class Dst, class MakeSrc>
   const std::int64_t m = f.m;
   const std::size_t nb = static_cast<std::size_t>((m + kWideBlock - 1) / kWideBlock + 1);
   std::vector<float> blocks(2 * nb);
-  std::vector<float> buf(widened(f.x->dtype(), m) ? static_cast<std::size_t>(2 * m) : 0);
+  // Rows in lanes (tile_stats): rows of one block whose lanes are whole vectors of 16, read
+  // as binary32 (f32 in place; bf16 and f16 widened, kTile rows into the buffer).
+  constexpr bool kF32Rows = std::is_same_v<decltype(src(0, nullptr)), F32Src>;
+  const bool tiles = kF32Rows && tile_width(m) && r1 - r0 >= kTile;
+  std::vector<float> buf(widened(f.x->dtype(), m) ? static_cast<std::size_t>((tiles ? kTile : 2) * m) : 0);
+  std::vector<float> tile_y(tiles && Dst::buffered ? static_cast<std::size_t>(kTile * m) : 0);
   float* b0 = blocks.data();
   float* b1 = blocks.data() + nb;
   const std::int64_t yb = static_cast<std::int64_t>(sizeof(*dst_of_row0.p));
@@ -756,6 +983,22 @@ template <bool kCenter, class Dst, class MakeSrc>
     return a;
   };
   std::int64_t r = r0;
+  if constexpr (kF32Rows)
+    for (; tiles && r + kTile <= r1; r += kTile) {
+      F32Src xs[kTile];
+      const float* xr[kTile];
+      for (int i = 0; i < kTile; ++i) {
+        xs[i] = src(r + i, buf.empty() ? nullptr : buf.data() + i * m);
+        xr[i] = xs[i].p;
+      }
+      const std::int64_t next = r1 - (r + kTile) < kTile ? r1 - (r + kTile) : kTile;
+
+      RowStats st[kTile];
+      const unsigned left = tile_stats<kCenter>(f, xr, st);
+      for (int i = 0; i < kTile; ++i)
+        if (left >> i & 1) st[i] = row_stats<kCenter>(f, xs[i], b0, nullptr);
+      tile_write(f, r, xr, dst_of_row0, st, tile_y.data(), next == kTile ? ahead_of(r + kTile).y : nullptr);
+    }
   if (m <= 4 * kWideBlock) {
     for (; r + 1 < r1; r += 2) {
       const auto x0 = src(r, buf.data()), x1 = src(r + 1, buf.data() + (buf.empty() ? 0 : m));
