@@ -199,8 +199,11 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;
               // Widths of one block: enough rows for two tiles of 16 rows in lanes (widths
               // 16, 32, ..., 256: tile_stats) and three rows after them (a pair and a single
-              // row, rows_with), each holding the fills' special rows (NaN, inf, +-0,
-              // subnormal, near FLT_MAX) beside ordinary ones.
+              // row, rows_with). The fills put their special rows in the first tile (fills 4-6:
+              // inf, NaN, +-0, subnormal rows, rms_norm rows whose sum of squares is not the
+              // scan's), and fills 2, 3 and 5 (constant rows, inf/NaN rows, near FLT_MAX) in
+              // every tile and in the pair and the single row; widths 1-33 and 255 run every
+              // fill's rows through the pairs and single rows alone.
               const std::int64_t rows = m <= 256 ? 35 : 3;
               const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
               INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
@@ -228,7 +231,9 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                   REQUIRE(same_bits(ybuf.get(r * m + j), want.y[static_cast<std::size_t>(j)]));
                 }
                 REQUIRE(same_bits(o.at("rstd").get(r), round_to(o.at("rstd").dtype(), want.rstd)));
+                REQUIRE(same_bits(rstd.get(r), round_to(DType::f32, want.rstd)));
                 if (op == Op::layer_norm) REQUIRE(same_bits(o.at("mean").get(r), round_to(o.at("mean").dtype(), want.mean)));
+                if (op == Op::layer_norm) REQUIRE(same_bits(mean.get(r), round_to(DType::f32, want.mean)));
                 ++checked;
               }
               rows_checked += rows;
@@ -281,21 +286,35 @@ TEST_CASE("cpu fast rows: row_scale_f32 is row_scale for every binary32 exponent
 }
 
 TEST_CASE("cpu fast rows: 1 and 2 threads give the same bits, other problems take the generic path", "[cpu][fast]") {
-  for (DType xt : {DType::f32, DType::bf16, DType::f16}) {
-    const Problem p = make(Op::layer_norm, xt, xt, 301, 257, Affine::gamma_beta, 0, 5);  // > 32768 values: parallel
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(1);
-    const Outputs one = run(p);
-    omp_set_num_threads(2);
-    const Outputs two = run(p);
-    Tensor streamed(xt, one.at("y").shape());  // both threads' streaming stores, fenced
-    REQUIRE(d::normalize_rows_fast(p, streamed, true, nullptr, nullptr, d::RowStore::buffered));
-    omp_set_num_threads(before);
-    CHECK(std::memcmp(one.at("y").data(), streamed.data(), streamed.nbytes()) == 0);
-    REQUIRE(one.at("y").nbytes() == two.at("y").nbytes());
-    CHECK(std::memcmp(one.at("y").data(), two.at("y").data(), one.at("y").nbytes()) == 0);
-    CHECK(std::memcmp(one.at("rstd").data(), two.at("rstd").data(), one.at("rstd").nbytes()) == 0);
-  }
+  // Rows of 257 values (pairs), and of 128 and 64 (rows in lanes: the threads' halves start
+  // at rows 150 and 300, not a multiple of 16, and end with 6-13 rows after their tiles);
+  // each > 32768 values: parallel.
+  struct Shape {
+    std::int64_t rows, m;
+  };
+  for (Op op : {Op::layer_norm, Op::rms_norm})
+    for (Shape sh : {Shape{301, 257}, Shape{301, 128}, Shape{601, 64}})
+      for (DType xt : {DType::f32, DType::bf16, DType::f16}) {
+        INFO(to_string(op) << " " << dtype_name(xt) << " [" << sh.rows << ", " << sh.m << "]");
+        const Problem p = make(op, xt, xt, sh.rows, sh.m, op == Op::layer_norm ? Affine::gamma_beta : Affine::gamma, 0, 5);
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(1);
+        const Outputs one = run(p);
+        omp_set_num_threads(2);
+        const Outputs two = run(p);
+        Tensor streamed(xt, one.at("y").shape());  // both threads' streaming stores, fenced
+        Tensor mean(one.at("rstd").dtype(), {sh.rows}), rstd(one.at("rstd").dtype(), {sh.rows});
+        REQUIRE(d::normalize_rows_fast(p, streamed, op == Op::layer_norm, &mean, &rstd, d::RowStore::buffered));
+        omp_set_num_threads(before);
+        CHECK(std::memcmp(one.at("y").data(), streamed.data(), streamed.nbytes()) == 0);
+        REQUIRE(one.at("y").nbytes() == two.at("y").nbytes());
+        CHECK(std::memcmp(one.at("y").data(), two.at("y").data(), one.at("y").nbytes()) == 0);
+        CHECK(std::memcmp(one.at("rstd").data(), two.at("rstd").data(), one.at("rstd").nbytes()) == 0);
+        for (std::int64_t r = 0; r < sh.rows; ++r) {
+          CHECK(same_bits(rstd.get(r), one.at("rstd").get(r)));
+          if (op == Op::layer_norm) CHECK(same_bits(mean.get(r), one.at("mean").get(r)));
+        }
+      }
   Problem q = make(Op::layer_norm, DType::f32, DType::f32, 2, 8, Affine::none, 0, 1);
   q.conv.acc_dtype = DType::f64;
   Tensor y(DType::f32, {2, 8});

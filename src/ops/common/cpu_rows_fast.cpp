@@ -28,7 +28,7 @@
 // what lets the adds pipeline (8 lanes left the loop waiting on one register's latency).
 // Rows of one block whose width is a multiple of 16 (d = 16, 32, ..., 256: head dims, QK-norm)
 // go 16 at a time (tile_stats, tile_write): each row's passes as above, but the lane
-// reductions of 16 rows share their shuffles and adds, and y's 16 rows are one store.
+// reductions of 16 rows share their shuffles and adds (and a buffered y's 16 rows are one put).
 #include <omp.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -514,6 +514,25 @@ struct Spread {
   }
 };
 
+/// The bits of a binary32 value, and the value of bits.
+[[gnu::always_inline]] inline std::uint32_t float_bits(float v) {
+  std::uint32_t u;
+  __builtin_memcpy(&u, &v, 4);
+  return u;
+}
+[[gnu::always_inline]] inline float bits_float(std::uint32_t u) {
+  float v;
+  __builtin_memcpy(&v, &u, 4);
+  return v;
+}
+/// Whether a row is constant (layer_norm's mean is then x_0 s exactly), from the scan: x0b,
+/// x_0's bits; amb, max |x|'s bits; diff, the or of x_j ^ x_0 over the row. Every value has
+/// x_0's bits, or x_0 is +-0 and max |x| is 0 (the only finite values equal to another with
+/// other bits are -0 and +0; an inf or NaN row is a NaN row before this is asked).
+[[gnu::always_inline]] inline bool constant_row(std::uint32_t x0b, std::uint32_t amb, std::uint32_t diff) {
+  return (x0b & 0x7fffffffu) == 0 ? amb == 0 : diff == 0;
+}
+
 /// One row's statistics (passes 1-3 and the denominator); `bad`: an inf or NaN in the row.
 struct RowStats {
   bool bad = false;
@@ -539,11 +558,12 @@ struct RowStats {
 /// bit for bit (row_stats' conditions, below): nzb, the bits of the smallest nonzero |x| (0:
 /// every value is +-0); am, max |x|; s, the row's scale.
 [[gnu::always_inline]] inline bool squares_fold(std::uint32_t nzb, float am, double s, std::int64_t m) {
-  float nz;
-  __builtin_memcpy(&nz, &nzb, 4);
-  const double nzd = static_cast<double>(nz), nzs = nzd * s, amd = static_cast<double>(am);
+  const double nzd = static_cast<double>(bits_float(nzb)), nzs = nzd * s, amd = static_cast<double>(am);
   return (nzb == 0 || (nzd * nzd >= 0x1p-126 && nzs * nzs >= 0x1p-126)) && amd * amd * static_cast<double>(m) <= 0x1p125;
 }
+/// The scaled row's sum of squares from the unscaled one, where squares_fold holds (exact
+/// products of a binary32 value and powers of two in binary64, one rounding).
+[[gnu::always_inline]] inline float folded_squares(float unscaled, double s) { return static_cast<float>(static_cast<double>(unscaled) * s * s); }
 
 /// Passes 1-3 of one row. For rms_norm (!kCenter) the scan (pass 1) also sums the unscaled
 /// x^2 in wide_sum's order, S, and where S s^2 is pass 3's result bit for bit, pass 3 is not
@@ -566,20 +586,13 @@ template <bool kCenter, class Src>
   // integer orders of the magnitudes' bits (the order of the values for non-negative
   // binary32; an inf or NaN above every finite value); rms_norm: also the smallest nonzero
   // |x| (bits - 1: a zero wraps to the top) and S.
-  // layer_norm: the row is constant where every value has x_0's bits, or, where x_0 is +-0,
-  // where max |x| is 0 (the only finite values equal to another with other bits are -0 and
-  // +0; an inf or NaN row is a NaN row before `constant` is read). An xor and an or per
-  // value, where the comparison of floats cost a compare, a mask move and an or.
+  // layer_norm: constant_row from the or of x_j ^ x_0: an xor and an or per value, where the
+  // comparison of floats cost a compare, a mask move and an or.
   const float x0 = x(0);
   std::uint32_t abits[kWide] = {};
-  auto bits = [](float v) {
-    std::uint32_t u;
-    __builtin_memcpy(&u, &v, 4);
-    return u;
-  };
   [[maybe_unused]] std::uint32_t nzbits[kWide], diff[kWide] = {};
   [[maybe_unused]] std::int64_t nblocks = 0;
-  [[maybe_unused]] const std::uint32_t x0b = bits(x0);
+  [[maybe_unused]] const std::uint32_t x0b = float_bits(x0);
   // layer_norm rows beyond L1 (fold_mean): the scan also sums the unscaled x in wide_sum's
   // order (into blocks) and the smallest nonzero |x|, for pass 2's fold (below).
   [[maybe_unused]] const bool fold_mean = kCenter && m > kWidenInL1;
@@ -592,7 +605,7 @@ template <bool kCenter, class Src>
       prepare_block(x, first, n);
       float acc[kWide] = {};
       auto scan_one = [&](int lane, int l, float v) __attribute__((always_inline)) {  // value v: statistics in `lane`, sum in acc[l]
-        const std::uint32_t u = bits(v);
+        const std::uint32_t u = float_bits(v);
         const std::uint32_t a = u & 0x7fffffffu;
         abits[lane] = a > abits[lane] ? a : abits[lane];
         nzbits[lane] = a - 1 < nzbits[lane] ? a - 1 : nzbits[lane];
@@ -614,13 +627,13 @@ template <bool kCenter, class Src>
     std::int64_t j = 0;
     for (; j + kWide <= m; j += kWide)
       for (int l = 0; l < kWide; ++l) {
-        const std::uint32_t u = bits(x(j + l));
+        const std::uint32_t u = float_bits(x(j + l));
         const std::uint32_t a = u & 0x7fffffffu;
         abits[l] = a > abits[l] ? a : abits[l];
         diff[l] |= u ^ x0b;
       }
     for (; j < m; ++j) {
-      const std::uint32_t u = bits(x(j));
+      const std::uint32_t u = float_bits(x(j));
       const std::uint32_t a = u & 0x7fffffffu;
       abits[0] = a > abits[0] ? a : abits[0];
       diff[0] |= u ^ x0b;
@@ -628,13 +641,12 @@ template <bool kCenter, class Src>
   }
   const std::uint32_t amb = lanes_max(abits);
   [[maybe_unused]] bool constant = false;
-  if constexpr (kCenter) constant = (x0b & 0x7fffffffu) == 0 ? amb == 0 : lanes_or(diff) == 0;
+  if constexpr (kCenter) constant = constant_row(x0b, amb, lanes_or(diff));
   if (amb > 0x7f7fffffu) {  // an inf or a NaN
     st.bad = true;
     return st;
   }
-  float am;
-  __builtin_memcpy(&am, &amb, 4);
+  const float am = bits_float(amb);
   st.s = row_scale_f32(am, f.max_up);
   const float sa = st.sa = static_cast<float>(st.s);
   // 2. the mean of the scaled row (a constant row: its value, exactly; row_mean)
@@ -672,7 +684,7 @@ template <bool kCenter, class Src>
   bool folded = false;
   if constexpr (!kCenter) {
     if (squares_fold(lanes_min(nzbits) + 1, am, st.s, m)) {
-      st.ss = static_cast<float>(static_cast<double>(pairwise(blocks, nblocks)) * st.s * st.s);
+      st.ss = folded_squares(pairwise(blocks, nblocks), st.s);
       folded = true;
     }
   }
@@ -694,26 +706,29 @@ template <bool kCenter, class Src>
   if (f.rstd) f.rstd->set(r, st.bad ? NAN : st.ss == 0 && f.conv->eps > 0 ? 1.0 / inv_denominator_zero(*f.conv) : static_cast<double>(st.ri) * st.s);
 }
 
+/// Pass 4's values of one row for k in [k0, k1): out(k, g_k ((x_k s - mu_s) r) + b_k) in
+/// binary32 (without g or b where the op has none; rounded to y's dtype by out or its put);
+/// NaN for a NaN row.
+template <class Src, class Out>
+[[gnu::always_inline]] inline void normalize_span(const FastRows& f, Src x, const RowStats& st, std::int64_t k0, std::int64_t k1, Out out) {
+  const float sa = st.sa, mu = st.mu, ri = st.ri;
+  const float* g = f.gamma;
+  const float* bt = f.beta;
+  if (st.bad)
+    for (std::int64_t k = k0; k < k1; ++k) out(k, std::numeric_limits<float>::quiet_NaN());
+  else if (bt)
+    for (std::int64_t k = k0; k < k1; ++k) out(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
+  else if (g)
+    for (std::int64_t k = k0; k < k1; ++k) out(k, g[k] * ((x(k) * sa - mu) * ri));
+  else
+    for (std::int64_t k = k0; k < k1; ++k) out(k, (x(k) * sa - mu) * ri);
+}
+
 /// Pass 4 of one row (normalize, affine, one rounding to y's dtype) and its saved
 /// statistics; a NaN row for st.bad. Prefetches `ahead` piecewise.
 template <class Src, class Dst>
 [[gnu::always_inline]] inline void row_write(const FastRows& f, std::int64_t r, Src x, Dst y, const RowStats& st, Ahead ahead) {
   const std::int64_t m = f.m;
-  if (st.bad) {
-    if constexpr (Dst::buffered)
-      for (std::int64_t k0 = 0; k0 < m; k0 += kWideBlock) {
-        const std::int64_t n = m - k0 < kWideBlock ? m - k0 : kWideBlock;
-        for (std::int64_t k = 0; k < n; ++k) y.tmp[k] = std::numeric_limits<float>::quiet_NaN();
-        y.put(y.tmp, y.p + k0, n);
-      }
-    else
-      for (std::int64_t k = 0; k < m; ++k) y(k, std::numeric_limits<float>::quiet_NaN());
-    save_stats(f, r, st);
-    return;
-  }
-  const float sa = st.sa, mu = st.mu, ri = st.ri;
-  const float* g = f.gamma;
-  const float* bt = f.beta;
   // Blocks of kWideBlock values; through a buffer, the first ends where y's first whole
   // 64-byte line starts, so that put's non-temporal stores fill whole lines (a line written
   // partly by ordinary stores and partly by streaming ones is slow on both counts).
@@ -729,20 +744,10 @@ template <class Src, class Dst>
     if (ahead.y) prefetch_lines(ahead.y + k0 * ahead.ybytes, (k1 - k0) * ahead.ybytes, true);
     if constexpr (Dst::buffered) {
       float* t = y.tmp - k0;
-      if (bt)
-        for (std::int64_t k = k0; k < k1; ++k) t[k] = g[k] * ((x(k) * sa - mu) * ri) + bt[k];
-      else if (g)
-        for (std::int64_t k = k0; k < k1; ++k) t[k] = g[k] * ((x(k) * sa - mu) * ri);
-      else
-        for (std::int64_t k = k0; k < k1; ++k) t[k] = (x(k) * sa - mu) * ri;
+      normalize_span(f, x, st, k0, k1, [&](std::int64_t k, float v) __attribute__((always_inline)) { t[k] = v; });
       y.put(y.tmp, y.p + k0, k1 - k0);
     } else {
-      if (bt)
-        for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri) + bt[k]);
-      else if (g)
-        for (std::int64_t k = k0; k < k1; ++k) y(k, g[k] * ((x(k) * sa - mu) * ri));
-      else
-        for (std::int64_t k = k0; k < k1; ++k) y(k, (x(k) * sa - mu) * ri);
+      normalize_span(f, x, st, k0, k1, [&](std::int64_t k, float v) __attribute__((always_inline)) { y(k, v); });
     }
   }
   save_stats(f, r, st);
@@ -784,131 +789,98 @@ template <LaneOp kOp, class V>
 /// same operands in the same order, 16 lanes of one row at a time; only the reductions are
 /// shared, reduce_tile). Returns the rows (bit i) it leaves to row_stats: rms_norm rows whose
 /// sum of squares is not the scan's (row_stats' fold conditions; pass 3 runs there).
+/// One row of a tile in wide_block's lanes (m a multiple of 16, at most kWideBlock): op(q, acc)
+/// for the 16 values at q, acc being lanes 0-15 (lo) or 16-31 (hi) of each 32 values (the
+/// tail of 16: lanes 0-15), both starting at +0; returns lo + hi (lanes_sum's level 16) in
+/// *level16. Values are loaded by the ops through memcpy and vectors passed by reference (a
+/// generic vector returned by value crosses the baseline tier's calls by another ABI).
+template <class Op>
+[[gnu::always_inline]] inline void tile_lanes(const float* p, std::int64_t m, V16* level16, Op op) {
+  V16 lo = {}, hi = {};
+  std::int64_t j = 0;
+  for (; j + kWide <= m; j += kWide) {
+    op(p + j, lo);
+    op(p + j + 16, hi);
+  }
+  if (j < m) op(p + j, lo);
+  *level16 = lo + hi;
+}
+
 template <bool kCenter>
 [[gnu::always_inline]] inline unsigned tile_stats(const FastRows& f, const float* const* xr, RowStats* st) {
   const std::int64_t m = f.m;
-  // (values are loaded through memcpy and passed by reference: a generic vector returned by
-  // value crosses the baseline tier's calls by another ABI, of which GCC warns)
-  auto load = [](V16& v, const float* p) __attribute__((always_inline)) { __builtin_memcpy(&v, p, sizeof v); };
-  auto bits = [](float v) {
-    std::uint32_t u;
-    __builtin_memcpy(&u, &v, 4);
-    return u;
-  };
   const U16 abs_mask = U16{} + 0x7fffffffu;
-  // 1. scan (row_stats' pass 1): max |x| bits; layer_norm: the or of x_j ^ x_0 (a constant
-  // row); rms_norm: the smallest nonzero |x| (bits - 1) and the unscaled sum of x^2 in
-  // wide_block's lanes (lanes 0-15 and 16-31 of each 32 values; the tail of 16 to lanes 0-15).
+  // 1. scan (row_stats' pass 1): max |x| bits; layer_norm: the or of x_j ^ x_0 (constant_row);
+  // rms_norm: the smallest nonzero |x| (bits - 1) and the unscaled sum of x^2.
   U16 amax[kTile], other[kTile];
   V16 sq[kTile];
   for (int i = 0; i < kTile; ++i) {
-    const float* p = xr[i];
     U16 a = {}, o = kCenter ? U16{} : ~U16{};
-    [[maybe_unused]] const U16 x0b = U16{} + bits(p[0]);
-    V16 lo = {}, hi = {};
-    auto one = [&](const float* q, V16& acc) __attribute__((always_inline)) {
-      V16 v;
+    [[maybe_unused]] const U16 x0b = U16{} + float_bits(xr[i][0]);
+    tile_lanes(xr[i], m, &sq[i], [&](const float* q, [[maybe_unused]] V16& acc) __attribute__((always_inline)) {
       U16 u;
-      load(v, q);
       __builtin_memcpy(&u, q, sizeof u);
       const U16 ua = u & abs_mask;
       lane_op<LaneOp::max>(&a, a, ua);
       if constexpr (kCenter) {
         o |= u ^ x0b;
       } else {
+        V16 v;
+        __builtin_memcpy(&v, q, sizeof v);
         lane_op<LaneOp::min>(&o, o, ua - 1);
         acc += v * v;
       }
-    };
-    std::int64_t j = 0;
-    for (; j + kWide <= m; j += kWide) {
-      one(p + j, lo);
-      one(p + j + 16, hi);
-    }
-    if (j < m) one(p + j, lo);
+    });
     amax[i] = a;
     other[i] = o;
-    if constexpr (!kCenter) sq[i] = lo + hi;  // lanes_sum's level 16
   }
   U16 am_bits, oth;
   reduce_tile<LaneOp::max>(amax, &am_bits);
   reduce_tile<kCenter ? LaneOp::bit_or : LaneOp::min>(other, &oth);
   unsigned to_row_stats = 0;
-  float sa[kTile];
   for (int i = 0; i < kTile; ++i) {
-    const std::uint32_t amb = am_bits[i];
     st[i] = RowStats{};
-    sa[i] = 1;
-    if (amb > 0x7f7fffffu) {  // an inf or a NaN
+    if (am_bits[i] > 0x7f7fffffu) {  // an inf or a NaN
       st[i].bad = true;
       continue;
     }
-    float am;
-    __builtin_memcpy(&am, &amb, 4);
-    st[i].s = row_scale_f32(am, f.max_up);
-    sa[i] = st[i].sa = static_cast<float>(st[i].s);
+    st[i].s = row_scale_f32(bits_float(am_bits[i]), f.max_up);
+    st[i].sa = static_cast<float>(st[i].s);
   }
+  V16 t[kTile], sums;
   if constexpr (kCenter) {
     // 2. the mean of the scaled row (a constant row: its value, exactly)
-    V16 t[kTile], sums;
     for (int i = 0; i < kTile; ++i) {
-      const float* p = xr[i];
-      const float s = sa[i];
-      V16 lo = {}, hi = {}, v;
-      std::int64_t j = 0;
-      for (; j + kWide <= m; j += kWide) {
-        load(v, p + j);
-        lo += v * s;
-        load(v, p + j + 16);
-        hi += v * s;
-      }
-      if (j < m) {
-        load(v, p + j);
-        lo += v * s;
-      }
-      t[i] = lo + hi;
+      const float sa = st[i].sa;
+      tile_lanes(xr[i], m, &t[i], [&](const float* q, V16& acc) __attribute__((always_inline)) {
+        V16 v;
+        __builtin_memcpy(&v, q, sizeof v);
+        acc += v * sa;
+      });
     }
     reduce_tile<LaneOp::sum>(t, &sums);
     const V16 mus = sums / static_cast<float>(m);
-    for (int i = 0; i < kTile; ++i) {
-      const float* p = xr[i];
-      const bool constant = (bits(p[0]) & 0x7fffffffu) == 0 ? am_bits[i] == 0 : oth[i] == 0;
-      st[i].mu = constant ? p[0] * sa[i] : mus[i];
-    }
+    for (int i = 0; i < kTile; ++i)
+      st[i].mu = constant_row(float_bits(xr[i][0]), am_bits[i], oth[i]) ? xr[i][0] * st[i].sa : mus[i];
     // 3. the sum of squares of the centred, scaled row
     for (int i = 0; i < kTile; ++i) {
-      const float* p = xr[i];
-      const float s = sa[i], mu = st[i].mu;
-      V16 lo = {}, hi = {};
-      auto sq1 = [&](const float* q, V16& acc) __attribute__((always_inline)) {
+      const float sa = st[i].sa, mu = st[i].mu;
+      tile_lanes(xr[i], m, &t[i], [&](const float* q, V16& acc) __attribute__((always_inline)) {
         V16 v;
-        load(v, q);
-        const V16 d = v * s - mu;
+        __builtin_memcpy(&v, q, sizeof v);
+        const V16 d = v * sa - mu;
         acc += d * d;
-      };
-      std::int64_t j = 0;
-      for (; j + kWide <= m; j += kWide) {
-        sq1(p + j, lo);
-        sq1(p + j + 16, hi);
-      }
-      if (j < m) sq1(p + j, lo);
-      t[i] = lo + hi;
+      });
     }
     reduce_tile<LaneOp::sum>(t, &sums);
     for (int i = 0; i < kTile; ++i) st[i].ss = sums[i];
   } else {
     // 3. rms_norm: s^2 times the scan's sum, where that is pass 3's bits (row_stats' fold)
-    V16 sums;
     reduce_tile<LaneOp::sum>(sq, &sums);
     for (int i = 0; i < kTile; ++i) {
       if (st[i].bad) continue;
-      float am;
-      const std::uint32_t amb = am_bits[i];
-      __builtin_memcpy(&am, &amb, 4);
-      if (squares_fold(oth[i] + 1, am, st[i].s, m))
-        st[i].ss = static_cast<float>(static_cast<double>(sums[i]) * st[i].s * st[i].s);
-      else
-        to_row_stats |= 1u << i;
+      if (squares_fold(oth[i] + 1, bits_float(am_bits[i]), st[i].s, m)) st[i].ss = folded_squares(sums[i], st[i].s);
+      else to_row_stats |= 1u << i;
     }
   }
   for (int i = 0; i < kTile; ++i)
@@ -916,42 +888,32 @@ template <bool kCenter>
   return to_row_stats;
 }
 
-/// Pass 4 of kTile rows (row_write's arithmetic, element by element the same), rows r, r + 1,
-/// ... read from xr[i]: y's rows are contiguous, so a buffered y is stored by one put of
-/// kTile m values from `tbuf` (kTile m floats) rather than one per row. `ahead`: the next
-/// tile's y (null: none, or stored by streaming stores), prefetched for writing a row at a time.
+/// Pass 4 of kTile rows (normalize_span, as row_write), rows r, r + 1, ... read from xr[i]:
+/// y's rows are contiguous, so a buffered y is stored by one put of kTile m values from
+/// `tbuf` (kTile m floats) rather than one per row (an unbuffered y: value by value, as
+/// row_write). `ahead`: the next tile's y (null: none, or stored by streaming stores),
+/// prefetched for writing a row at a time.
 template <class Dst>
 [[gnu::always_inline]] inline void tile_write(const FastRows& f, std::int64_t r, const float* const* xr, Dst y, const RowStats* st, float* tbuf,
                                               const char* ahead) {
   const std::int64_t m = f.m;
-  const float* g = f.gamma;
-  const float* bt = f.beta;
   y.p += r * m;
   const std::int64_t row_bytes = m * static_cast<std::int64_t>(sizeof(*y.p));
   for (int i = 0; i < kTile; ++i) {
     if (ahead) prefetch_lines(ahead + i * row_bytes, row_bytes, true);
-    const float* x = xr[i];
-    const float sa = st[i].sa, mu = st[i].mu, ri = st[i].ri;
-    auto out = [&](std::int64_t k, float v) __attribute__((always_inline)) {
+    normalize_span(f, F32Src{xr[i]}, st[i], 0, m, [&](std::int64_t k, float v) __attribute__((always_inline)) {
       if constexpr (Dst::buffered) tbuf[i * m + k] = v;
       else y(i * m + k, v);
-    };
-    if (st[i].bad)
-      for (std::int64_t k = 0; k < m; ++k) out(k, std::numeric_limits<float>::quiet_NaN());
-    else if (bt)
-      for (std::int64_t k = 0; k < m; ++k) out(k, g[k] * ((x[k] * sa - mu) * ri) + bt[k]);
-    else if (g)
-      for (std::int64_t k = 0; k < m; ++k) out(k, g[k] * ((x[k] * sa - mu) * ri));
-    else
-      for (std::int64_t k = 0; k < m; ++k) out(k, (x[k] * sa - mu) * ri);
+    });
     save_stats(f, r + i, st[i]);
   }
   if constexpr (Dst::buffered) y.put(tbuf, y.p, kTile * m);
 }
 
 /// Rows [r0, r1) with x's rows through src(r, buffer) (its dtype's source; f16 widened into
-/// the buffer) and y's through dst_of_row0 offset to each row. Short rows (at most four
-/// blocks) go in pairs: both rows' statistics first, then both rows' outputs, so that the
+/// the buffer) and y's through dst_of_row0 offset to each row. Rows of tile_width go kTile at
+/// a time (tile_stats, tile_write) while 16 rows are left; other short rows (at most four
+/// blocks) and the rest of those go in pairs: both rows' statistics first, then both rows' outputs, so that the
 /// second row's passes run while the first's division and square root are in flight (at
 /// d = 64 those latencies were a quarter of the time; at d = 768 pairs measured +5%, at
 /// d = 4096 no gain: two rows' buffers crowd L1). The order of each row's arithmetic is
@@ -991,13 +953,12 @@ template <bool kCenter, class Dst, class MakeSrc>
         xs[i] = src(r + i, buf.empty() ? nullptr : buf.data() + i * m);
         xr[i] = xs[i].p;
       }
-      const std::int64_t next = r1 - (r + kTile) < kTile ? r1 - (r + kTile) : kTile;
 
       RowStats st[kTile];
       const unsigned left = tile_stats<kCenter>(f, xr, st);
       for (int i = 0; i < kTile; ++i)
         if (left >> i & 1) st[i] = row_stats<kCenter>(f, xs[i], b0, nullptr);
-      tile_write(f, r, xr, dst_of_row0, st, tile_y.data(), next == kTile ? ahead_of(r + kTile).y : nullptr);
+      tile_write(f, r, xr, dst_of_row0, st, tile_y.data(), r + 2 * kTile <= r1 ? ahead_of(r + kTile).y : nullptr);
     }
   if (m <= 4 * kWideBlock) {
     for (; r + 1 < r1; r += 2) {
