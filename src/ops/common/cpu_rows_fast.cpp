@@ -984,60 +984,67 @@ template <bool kCenter, class Dst, class MakeSrc>
   }
 }
 
-/// Rows [r0, r1) of every x dtype, y written through `dst_of_row0` (y's dtype).
-template <bool kCenter, class Dst>
+/// How x's rows are read: f32 in place; bf16 widened into a row buffer where that stays in L1
+/// (in-cache layer_norm: -8% time) and in each pass otherwise (at d = 65536 the buffer's
+/// passes from L2 cost 15%); f16 widened into a row buffer (cheaper than widening in each
+/// pass), by the scan a block at a time beyond kWidenInL1 (HalfRowSrc).
+enum class XPath { f32, bf16_row, bf16, f16_row, f16_blocks };
+XPath x_path(DType t, std::int64_t m) {
+  if (t == DType::f32) return XPath::f32;
+  if (t == DType::bf16) return widened(DType::bf16, m) ? XPath::bf16_row : XPath::bf16;
+  return m > kWidenInL1 ? XPath::f16_blocks : XPath::f16_row;
+}
+
+/// Rows [r0, r1) of x read by kX, y written through `dst_of_row0` (y's dtype).
+template <bool kCenter, XPath kX, class Dst>
 [[gnu::always_inline]] inline void rows_to(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0) {
   const std::int64_t m = f.m;
-  switch (f.x->dtype()) {
-    case DType::f32:
-      rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
-      break;
-    case DType::bf16:
-      // Widened once into a row buffer where that stays in L1 (in-cache layer_norm: -8% time),
-      // in each pass otherwise (at d = 65536 the buffer's passes from L2 cost 15%).
-      if (widened(DType::bf16, m))
-        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-          const std::uint16_t* p = f.x->as<std::uint16_t>() + r * m;
-          for (std::int64_t k = 0; k < m; ++k) buf[k] = normcheck::detail::bf16_bits_to_float(p[k]);
-          return F32Src{buf};
-        }, 2);
-      else
-        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
-      break;
-    default:  // f16: widened once into a row buffer (cheaper than widening in each pass)
-      if (m > kWidenInL1)  // by the scan, a block at a time (HalfRowSrc)
-        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-          return HalfRowSrc(f.x->as<std::uint16_t>() + r * m, buf, half_converters().widen);
-        }, 2);
-      else
-        rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-          half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
-          return F32Src{buf};
-        }, 2);
+  if constexpr (kX == XPath::f32) {
+    rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
+  } else if constexpr (kX == XPath::bf16_row) {
+    rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+      const std::uint16_t* p = f.x->as<std::uint16_t>() + r * m;
+      for (std::int64_t k = 0; k < m; ++k) buf[k] = normcheck::detail::bf16_bits_to_float(p[k]);
+      return F32Src{buf};
+    }, 2);
+  } else if constexpr (kX == XPath::bf16) {
+    rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
+  } else if constexpr (kX == XPath::f16_blocks) {
+    rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+      return HalfRowSrc(f.x->as<std::uint16_t>() + r * m, buf, half_converters().widen);
+    }, 2);
+  } else {
+    rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
+      half_converters().widen(f.x->as<std::uint16_t>() + r * m, buf, m);
+      return F32Src{buf};
+    }, 2);
   }
 }
 
-// One function per op (layer_norm: kCenter) and y store (YPath), compiled per tier: f32 and
-// bf16 y written directly, or through a block buffer and FastRows' put (f16 always: F16C
-// converts a block at once; f32/bf16 for streaming stores and AVX512-BF16).
+// One function per op (layer_norm: kCenter), x read (XPath) and y store (YPath), compiled per
+// tier: f32 and bf16 y written directly, or through a block buffer and FastRows' put (f16
+// always: F16C converts a block at once; f32/bf16 for streaming stores and AVX512-BF16).
+// One function per x path, not one for all five: the same code in functions a fifth the size
+// (flatten inlines each whole), which GCC 12 compiles in 29% less time (this file at -O3: 453
+// -> 323 s on this project's 2-core machine).
 enum class YPath { f32, bf16, f32_block, u16_block };
-template <bool kCenter, YPath kY>
+template <bool kCenter, YPath kY, XPath kX>
 [[gnu::always_inline]] inline void rows_of(const FastRows& f, std::int64_t r0, std::int64_t r1) {
   if constexpr (kY == YPath::f32) {
-    rows_to<kCenter>(f, r0, r1, F32Dst{f.y->as<float>()});
+    rows_to<kCenter, kX>(f, r0, r1, F32Dst{f.y->as<float>()});
   } else if constexpr (kY == YPath::bf16) {
-    rows_to<kCenter>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()});
+    rows_to<kCenter, kX>(f, r0, r1, Bf16Dst{f.y->as<std::uint16_t>()});
   } else if constexpr (kY == YPath::f32_block) {
     float tmp[kWideBlock];
-    rows_to<kCenter>(f, r0, r1, BlockDst<float>{f.y->as<float>(), tmp, f.put_f32, f.nontemporal});
+    rows_to<kCenter, kX>(f, r0, r1, BlockDst<float>{f.y->as<float>(), tmp, f.put_f32, f.nontemporal});
   } else {
     float tmp[kWideBlock];
-    rows_to<kCenter>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
+    rows_to<kCenter, kX>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
   }
 }
-#define NC_TIER_ROWS(ATTRIBUTES, NAME) \
-  template <bool kCenter, YPath kY>    \
-  ATTRIBUTES void NAME(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_of<kCenter, kY>(f, r0, r1); }
+#define NC_TIER_ROWS(ATTRIBUTES, NAME)           \
+  template <bool kCenter, YPath kY, XPath kX>    \
+  ATTRIBUTES void NAME(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_of<kCenter, kY, kX>(f, r0, r1); }
 #ifdef NC_TIERS
 NC_TIER_ROWS(__attribute__((target("arch=x86-64-v4"), flatten, noinline)), rows_v4)
 NC_TIER_ROWS(__attribute__((target("arch=x86-64-v3"), flatten, noinline)), rows_v3)
@@ -1046,22 +1053,32 @@ NC_TIER_ROWS(__attribute__((flatten, noinline)), rows_baseline)
 #undef NC_TIER_ROWS
 
 using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
-template <bool kCenter, YPath kY>
+template <bool kCenter, YPath kY, XPath kX>
 Rows tier_rows(Tier t) {
 #ifdef NC_TIERS
-  if (t == Tier::v4) return rows_v4<kCenter, kY>;
-  if (t == Tier::v3) return rows_v3<kCenter, kY>;
+  if (t == Tier::v4) return rows_v4<kCenter, kY, kX>;
+  if (t == Tier::v3) return rows_v3<kCenter, kY, kX>;
 #endif
   (void)t;
-  return rows_baseline<kCenter, kY>;
+  return rows_baseline<kCenter, kY, kX>;
+}
+template <bool kCenter, YPath kY>
+Rows tier_rows(Tier t, XPath x) {
+  switch (x) {
+    case XPath::f32: return tier_rows<kCenter, kY, XPath::f32>(t);
+    case XPath::bf16_row: return tier_rows<kCenter, kY, XPath::bf16_row>(t);
+    case XPath::bf16: return tier_rows<kCenter, kY, XPath::bf16>(t);
+    case XPath::f16_row: return tier_rows<kCenter, kY, XPath::f16_row>(t);
+    default: return tier_rows<kCenter, kY, XPath::f16_blocks>(t);
+  }
 }
 template <bool kCenter>
-Rows tier_rows(Tier t, YPath y) {
+Rows tier_rows(Tier t, YPath y, XPath x) {
   switch (y) {
-    case YPath::f32: return tier_rows<kCenter, YPath::f32>(t);
-    case YPath::bf16: return tier_rows<kCenter, YPath::bf16>(t);
-    case YPath::f32_block: return tier_rows<kCenter, YPath::f32_block>(t);
-    default: return tier_rows<kCenter, YPath::u16_block>(t);
+    case YPath::f32: return tier_rows<kCenter, YPath::f32>(t, x);
+    case YPath::bf16: return tier_rows<kCenter, YPath::bf16>(t, x);
+    case YPath::f32_block: return tier_rows<kCenter, YPath::f32_block>(t, x);
+    default: return tier_rows<kCenter, YPath::u16_block>(t, x);
   }
 }
 
@@ -1153,7 +1170,8 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   const YPath yp = y.dtype() == DType::f32 ? (buffered ? YPath::f32_block : YPath::f32)
                    : y.dtype() == DType::bf16 && !buffered ? YPath::bf16
                                                          : YPath::u16_block;  // f16 y, or bf16 buffered
-  const Rows rows = center ? tier_rows<true>(tier, yp) : tier_rows<false>(tier, yp);
+  const XPath xp = x_path(x.dtype(), l.m);
+  const Rows rows = center ? tier_rows<true>(tier, yp, xp) : tier_rows<false>(tier, yp, xp);
   const bool fence = f.nontemporal;
   // A thread's exception (std::bad_alloc from its row buffers) is rethrown after the region
   // (core/region_errors.hpp).
