@@ -33,7 +33,7 @@ inline Problem problem(Op op, const Shape& xs, const std::vector<double>& x, DTy
 
 /// The exact reference's output `name`, rounded once to the problem's dtype, as doubles.
 inline std::vector<double> exact(const Problem& p, const std::string& name = "y") {
-  return reference::evaluate_exact(p).at(name).rounded.to_doubles();
+  return reference::evaluate_exact(p).at(name).rounded().to_doubles();
 }
 
 /// The cpu backend's output `name` as doubles.

@@ -15,7 +15,7 @@ using namespace normcheck;
 using test::row_problem;
 
 namespace {
-std::vector<double> ref_y(const Problem& p) { return reference::evaluate_exact(p).at("y").rounded.to_doubles(); }
+std::vector<double> ref_y(const Problem& p) { return reference::evaluate_exact(p).at("y").rounded().to_doubles(); }
 }  // namespace
 
 TEST_CASE("layer_norm: [1,2,3] gives -+1.2247448713915890 and 0 (mu 2, var 2/3)", "[layer_norm][worked]") {
@@ -99,14 +99,14 @@ TEST_CASE("metrics: the wrong neighbour of a result just below 1 is 1 ULP off, n
   // keeps the exact value's side of 1.
   const Problem p = row_problem(Op::layer_norm, DType::f32, {1, 2}, {-1e6, 1e6}, 1e-5);
   const auto ref = reference::evaluate_exact(p).at("y");
-  REQUIRE(ref.rounded.get(1) == 1.0);
+  REQUIRE(ref.rounded_at(1) == 1.0);
   REQUIRE(ref.exact64[1] == 1.0);
   CHECK(ref.exact_at(1) < 1.0L);
   const Tensor wrong = Tensor::from_doubles(DType::f32, {1, 2}, {-(1 - 0x1p-24), 1 - 0x1p-24});
   const MetricSet m = measure(wrong, ref, DType::f32, DType::f32);
   CHECK(m.ulp.value > 0.99);
   CHECK(m.stab.value > 1.1);
-  const MetricSet ok = measure(ref.rounded, ref, DType::f32, DType::f32);
+  const MetricSet ok = measure(ref.rounded(), ref, DType::f32, DType::f32);
   CHECK(ok.ulp.value <= 0.5);
   CHECK(ok.stab.value <= 1.0);
 }
@@ -158,8 +158,8 @@ TEST_CASE("layer_norm: reference working precision covers the input range", "[la
   const int bits = reference::working_bits(row_problem(Op::layer_norm, DType::f64, {1, 2}, {0x1p-1000, 0x1p1000}));
   CHECK(bits >= 2000 + 53);
   const auto y = reference::evaluate_exact(row_problem(Op::layer_norm, DType::f64, {1, 2}, {0x1p-1000, 0x1p1000})).at("y");
-  CHECK(y.rounded.get(0) == -1.0);
-  CHECK(y.rounded.get(1) == 1.0);
+  CHECK(y.rounded_at(0) == -1.0);
+  CHECK(y.rounded_at(1) == 1.0);
   // f32 and bf16 inputs (scanned by their bits): the range from the smallest nonzero finite
   // magnitude (a subnormal here) to the largest, zeros, infs and NaNs not counted, any sign:
   // frexp exponents -148 (2^-149) and 128 (3e38): 276 + 24 + log2 8 + 1 = 304.

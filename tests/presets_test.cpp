@@ -192,12 +192,12 @@ TEST_CASE("normalized_dtype: Llama rounds the normalized value to x's dtype befo
   p.out_dtype = DType::bf16;
   p.inputs["x"] = Tensor::from_doubles(DType::bf16, Shape{1, 2}, {1, 5});
   p.inputs["gamma"] = Tensor::from_doubles(DType::bf16, Shape{2}, {3, 3});
-  const auto llama = reference::evaluate_exact(p).at("y").rounded.to_doubles();
+  const auto llama = reference::evaluate_exact(p).at("y").rounded().to_doubles();
   CHECK(llama == std::vector<double>{0.83203125, 4.1875});
   auto cpu = make_backend("cpu");
   CHECK(cpu->run(validate(p), {}).at("y").to_doubles() == llama);  // the kernel rounds where the convention says
   p.conv.normalized_dtype.reset();
-  const auto once = reference::evaluate_exact(p).at("y").rounded.to_doubles();
+  const auto once = reference::evaluate_exact(p).at("y").rounded().to_doubles();
   CHECK(once == std::vector<double>{0.83203125, 4.15625});
   CHECK(cpu->run(validate(p), {}).at("y").to_doubles() == once);
   // The backward does not read it (the cast's derivative is 1, as autograd takes it): a backward

@@ -65,7 +65,7 @@ class FixedConventionBackend final : public Backend {
     q.conv.eps_placement = pl_;
     q.conv.eps = eps_;
     Outputs o;
-    o["y"] = reference::evaluate_exact(q).at("y").rounded;
+    o["y"] = reference::evaluate_exact(q).at("y").rounded();
     return o;
   }
 

@@ -13,7 +13,7 @@ using namespace normcheck;
 using test::row_problem;
 
 namespace {
-std::vector<double> ref_y(const Problem& p) { return reference::evaluate_exact(p).at("y").rounded.to_doubles(); }
+std::vector<double> ref_y(const Problem& p) { return reference::evaluate_exact(p).at("y").rounded().to_doubles(); }
 }  // namespace
 
 TEST_CASE("rms_norm: [1,2,3] divides by sqrt(14/3)", "[rms_norm][worked]") {

@@ -335,7 +335,8 @@ def _problem_args(op, inputs, convention, out_dtype, keys):
 class Reference:
     """The exact reference's outputs: outputs (rounded once to each output's dtype; bf16/fp8
     as float32 values), exact (float64: the exact values correctly rounded to binary64),
-    condition (the condition magnitudes, float64, or None), dtypes, convention (every key)."""
+    condition (the condition magnitudes as the run keeps them, binary32 rounded toward zero
+    or whole outside its range, as float64; or None), dtypes, convention (every key)."""
 
     def __init__(self, d):
         self.outputs, self.exact, self.condition, self.dtypes = {}, {}, {}, {}

@@ -27,7 +27,7 @@ class ReferenceBackend final : public Backend {
   bool takes_views() const override { return true; }
   Outputs run(const ValidProblem& p, const Recorded&) override {
     Outputs o;
-    for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded;
+    for (auto& [k, v] : reference::evaluate_exact(p)) o[k] = v.rounded();
     return o;
   }
 };

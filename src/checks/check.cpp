@@ -42,9 +42,9 @@ std::vector<std::string> check_outputs(const Problem& p, const Outputs& o, const
       not_returned.push_back(name);
       continue;
     }
-    if (it->second.shape() != r.rounded.shape())
+    if (it->second.shape() != r.shape)
       throw BackendError(fmt::format("output '{}' has shape {}, expected {}", name, shape_str(it->second.shape()),
-                                     shape_str(r.rounded.shape())));
+                                     shape_str(r.shape)));
     const DType want = output_dtype(p, name);
     if (it->second.dtype() != want)
       throw BackendError(fmt::format("output '{}' has dtype {}, expected {}", name, dtype_name(it->second.dtype()),
@@ -116,8 +116,7 @@ class LiteralCheck final : public Check {
       return;
     }
     // The literal values stand in for the exact ones, judged by the case's gate.
-    ExactOutput lit{rr.rounded, {}, rr.cond, {}, {}};
-    for (double v : values_) lit.exact.push_back(v);
+    ExactOutput lit = ExactOutput::of_values(rr.dtype, rr.shape, std::vector<long double>(values_.begin(), values_.end()), rr.cond.to_doubles());
     const MetricSet ls = measure(got, lit, odt, p.conv.acc_dtype);
     const double v = ls.value(e.gate.metric);
     out.push_back(result("expected" + suffix(e, output_), v <= e.gate.max,

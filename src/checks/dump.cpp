@@ -27,7 +27,7 @@ ResultObserver failure_dumper(std::string dir_root) {
       const ExactOutput& ry = e->exact.at(primary);
       write_npy((dir / (primary + ".npy")).string(), y.to_doubles(), y.shape());  // y.npy (dx.npy backward)
       write_npy((dir / "exact.npy").string(), ry.exact_f64(), y.shape());
-      write_npy((dir / "exact_rounded.npy").string(), ry.rounded.to_doubles(), y.shape());
+      write_npy((dir / "exact_rounded.npy").string(), ry.rounded().to_doubles(), y.shape());
       for (auto& [name, ro] : e->exact) {  // the other outputs: out_<name>.npy, out_<name>_exact.npy
         if (name == primary || !e->outputs.count(name)) continue;  // an optional output not returned
         const Tensor& t = e->outputs.at(name);

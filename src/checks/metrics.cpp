@@ -75,7 +75,7 @@ MetricSet measure(const Tensor& got, const reference::ExactOutput& ref, DType ou
     // 2^128 - 2^103 - 0.76 is 2^128 - 2^103 as a long double, whose rounding is inf; the
     // correct rounding is max_finite; found by a hunt).
     if (std::isfinite(r) && std::fabs(r) > max_finite) {
-      const double rr = ref.rounded.dtype() == out ? ref.rounded.get(i) : round_to(out, r);
+      const double rr = ref.dtype == out ? ref.rounded_at(static_cast<std::size_t>(i)) : round_to(out, r);
       if (!std::isfinite(rr)) r = rr;
     }
     long double e;

@@ -63,7 +63,7 @@ using Values = std::map<std::string, std::vector<double>>;
 /// rounded quantization steps, since its exact value is the unquantized y / s).
 Values exact(const Problem& p) {
   Values v;
-  for (const auto& [k, e] : reference::evaluate_exact(p)) v[k] = is_quantized(e.rounded.dtype()) ? e.rounded.to_doubles() : e.exact_f64();
+  for (const auto& [k, e] : reference::evaluate_exact(p)) v[k] = is_quantized(e.dtype) ? e.rounded().to_doubles() : e.exact_f64();
   return v;
 }
 

@@ -584,9 +584,9 @@ void probe_rounding_order(Ctx& c, bool model_ok) {
   q.conv.eps_placement = c.res.inferred.eps_placement;
   q.conv.variance = c.res.inferred.variance;
   q.conv.normalized_dtype.reset();
-  const auto once = reference::evaluate_exact(q).at("y").rounded.to_doubles();
+  const auto once = reference::evaluate_exact(q).at("y").rounded().to_doubles();
   q.conv.normalized_dtype = dt;
-  const auto early = reference::evaluate_exact(q).at("y").rounded.to_doubles();
+  const auto early = reference::evaluate_exact(q).at("y").rounded().to_doubles();
   std::int64_t differ = 0, m_once = 0, m_early = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
     if (once[i] == early[i]) continue;
@@ -673,7 +673,7 @@ RowErrors row_errors(const Ctx& c, const Problem& q, const std::vector<double>& 
   const RowLayout l = row_layout(q);
   const std::vector<long double> exact = r.exact_values();
   e.coherent = coherent_error(y, exact, l.rows, l.m);
-  e.floor = coherent_error(r.rounded.to_doubles(), exact, l.rows, l.m);
+  e.floor = coherent_error(r.rounded().to_doubles(), exact, l.rows, l.m);
   return e;
 }
 

@@ -302,10 +302,10 @@ py::dict reference(const std::string& op, const py::dict& inputs, const std::str
   }
   py::dict out;
   for (const auto& [name, e] : ex) {
-    const Shape& s = e.rounded.shape();
-    out[py::str(name)] = py::make_tuple(npy_of(e.rounded), npy_f64(e.exact_f64(), s),
-                                        e.cond.empty() ? py::object(py::none()) : py::object(npy_f64(e.cond, s)),
-                                        std::string(dtype_name(e.rounded.dtype())));
+    const Shape& s = e.shape;
+    out[py::str(name)] = py::make_tuple(npy_of(e.rounded()), npy_f64(e.exact_f64(), s),
+                                        e.cond.empty() ? py::object(py::none()) : py::object(npy_f64(e.cond.to_doubles(), s)),
+                                        std::string(dtype_name(e.dtype)));
   }
   py::dict d;
   d["outputs"] = out;

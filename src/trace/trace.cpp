@@ -116,8 +116,9 @@ reference::ExactOutput with_normwise_cond(const Problem& p, reference::ExactOutp
     for (std::int64_t j = 0; j < l.m; ++j) {
       const double n = (x.get(row * l.m + j) - mu) / D;
       const double cn = g[j] * mean_abs / D * (1.0 + (center ? 1.0 : 0.0) + k * std::fabs(n) * mean_n);
-      double& c = r.cond[static_cast<std::size_t>(row * l.m + j)];
-      if (std::isfinite(c) && std::isfinite(cn)) c += cn;
+      const auto k = static_cast<std::size_t>(row * l.m + j);
+      const double c = r.cond[k];
+      if (std::isfinite(c) && std::isfinite(cn)) r.cond.set(k, c + cn);
     }
   }
   return r;
@@ -147,7 +148,7 @@ TraceResult run_trace(const Model& m, const TraceOptions& opt) {
     ref_in[s.index] = p.x();
     ref_out[s.index] = reference::evaluate_exact(p).at("y");
     acc_ref[s.index] = with_normwise_cond(p, ref_out[s.index]);
-    return ref_out[s.index].rounded;
+    return ref_out[s.index].rounded();
   });
 
   // 2. The backend stack, measured at every site against both.

@@ -33,10 +33,11 @@ ExactOutputs ada_norm_backward(const Problem& p) {
   for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
     const std::int64_t off = r * d, pb = (r / per_batch) * d;
     std::vector<T> xr(static_cast<std::size_t>(d)), dr(xr.size()), gx(xr.size());
+    std::vector<double> cr(xr.size());  // the row's condition magnitudes, kept by put()
     for (std::int64_t j = 0; j < d; ++j) { xr[j] = T(x.get(off + j)); dr[j] = T(dyt.get(off + j)); }
     normalize_group_backward(xr.data(), dr.data(), d, center, dof, p.conv, one_plus_s.data() + pb, sc.data() + pb, gx.data(),
-                             dx.cond.data() + off, nall.data() + off, nuall.data() + off);
-    for (std::int64_t j = 0; j < d; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
+                             cr.data(), nall.data() + off, nuall.data() + off);
+    for (std::int64_t j = 0; j < d; ++j) detail::put(dx, off + j, gx[j], cr[j]);
   });
   errors.rethrow();
   ExactOutputs o;

@@ -176,11 +176,12 @@ ExactOutputs row_norm_backward(const Problem& p) {
   for (std::int64_t r = 0; r < l.rows; ++r) errors.run([&] {
     const std::int64_t off = r * l.m;
     std::vector<T> xr(static_cast<std::size_t>(l.m)), dr(xr.size()), gx(xr.size());
+    std::vector<double> cr(xr.size());  // the row's condition magnitudes, kept by put()
     for (std::int64_t j = 0; j < l.m; ++j) { xr[j] = T(x.get(off + j)); dr[j] = T(dyt.get(off + j)); }
     normalize_group_backward(xr.data(), dr.data(), l.m, center, dof, p.conv, gain.empty() ? nullptr : gain.data(),
-                             param.empty() ? nullptr : param.data(), gx.data(), dx.cond.data() + off, nall.data() + off,
+                             param.empty() ? nullptr : param.data(), gx.data(), cr.data(), nall.data() + off,
                              nuall.data() + off);
-    for (std::int64_t j = 0; j < l.m; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
+    for (std::int64_t j = 0; j < l.m; ++j) detail::put(dx, off + j, gx[j], cr[j]);
   });
   errors.rethrow();
   ExactOutputs o;

@@ -35,14 +35,17 @@ void evaluate_row(const Problem& p, const RowLayout& l, std::int64_t r, const Pa
   const Tensor& x = p.x();
   Scratch<T, 1> xr(l.m);  // row_norm.hpp: per-thread buffers for DDBall
   Scratch<T, 2> yr(l.m);
+  Scratch<double, 9> cr(l.m);  // the row's condition magnitudes (ExactOutput keeps them in binary32)
   for (std::int64_t j = 0; j < l.m; ++j) xr[j] = T(x.get(r * l.m + j));
   GroupStatistics<T> st;
   normalize_group(xr.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(),
-                  o.y.cond.data() + r * l.m, static_cast<const T*>(nullptr), &st);
+                  cr.data(), static_cast<const T*>(nullptr), &st);
   for (std::int64_t j = 0; j < l.m; ++j) {
     const std::int64_t i = r * l.m + j;
     detail::put_exact(o.y, i, yr[j]);
-    o.y.rounded.set(i, detail::round_output(p.out_dtype, yr[j], o.y.exact64[static_cast<std::size_t>(i)]));
+    if (!o.y.rounding_derived(static_cast<std::size_t>(i)))
+      o.y.set_rounded(static_cast<std::size_t>(i), detail::round_output(p.out_dtype, yr[j], o.y.exact64[static_cast<std::size_t>(i)]));
+    o.y.cond.set(static_cast<std::size_t>(i), cr[j]);
   }
   detail::put(o.mean, r, st.mean, st.c_mean);
   detail::put(o.rstd, r, st.rstd, st.c_rstd);

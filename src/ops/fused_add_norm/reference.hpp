@@ -58,12 +58,13 @@ struct FusedParams {
 template <class T>
 void fused_add_row(const Problem& p, const RowLayout& l, std::int64_t r, const FusedParams<T>& a, ExactOutput& y, ExactOutput& h) {
   std::vector<T> z(static_cast<std::size_t>(l.m)), mag(z), yr(z);
+  std::vector<double> cr(z.size());  // the row's condition magnitudes, kept by put()
   residual_row(p, r, l.m, a.bias, z.data(), mag.data(), &h);
-  normalize_group(z.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(), y.cond.data() + r * l.m,
+  normalize_group(z.data(), l.m, p.op.def().centers, p.conv, a.gamma.data(), a.beta.data(), yr.data(), cr.data(),
                   mag.data());
   for (std::int64_t j = 0; j < l.m; ++j) {
     const std::int64_t i = r * l.m + j;
-    detail::put(y, i, yr[static_cast<std::size_t>(j)], y.cond[static_cast<std::size_t>(i)]);
+    detail::put(y, i, yr[static_cast<std::size_t>(j)], cr[static_cast<std::size_t>(j)]);
   }
 }
 

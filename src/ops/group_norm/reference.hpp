@@ -42,6 +42,7 @@ ExactOutputs group_norm(const Problem& p, bool fast = false) {
     using U = typename decltype(tag)::type;
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
     std::vector<U> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
+    std::vector<double> cg(xg.size());  // the group's condition magnitudes, kept by put()
     if (!gamma.empty()) gg.resize(xg.size());
     if (!beta.empty()) bg.resize(xg.size());
     for (std::int64_t j = 0; j < m; ++j) {
@@ -51,8 +52,8 @@ ExactOutputs group_norm(const Problem& p, bool fast = false) {
       if (!beta.empty()) bg[j] = U(beta[ch]);
     }
     GroupStatistics<U> st;
-    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), y.cond.data() + off, static_cast<const U*>(nullptr), &st);
-    for (std::int64_t j = 0; j < m; ++j) detail::put(y, off + j, yg[j], y.cond[off + j]);
+    normalize_group(xg.data(), m, true, p.conv, gg.data(), bg.data(), yg.data(), cg.data(), static_cast<const U*>(nullptr), &st);
+    for (std::int64_t j = 0; j < m; ++j) detail::put(y, off + j, yg[j], cg[j]);
     detail::put(mean, grp, st.mean, st.c_mean);
     detail::put(rstd, grp, st.rstd, st.c_rstd);
   };

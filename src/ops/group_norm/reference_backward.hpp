@@ -32,6 +32,7 @@ ExactOutputs group_norm_backward(const Problem& p) {
   for (std::int64_t grp = 0; grp < l.n * G; ++grp) errors.run([&] {
     const std::int64_t off = grp * m, ch0 = (grp % G) * cpg;
     std::vector<T> xg(static_cast<std::size_t>(m)), dg(xg.size()), gx(xg.size()), gg, pg;
+    std::vector<double> cg(xg.size());  // the group's condition magnitudes, kept by put()
     if (!gain.empty()) { gg.resize(xg.size()); pg.resize(xg.size()); }
     for (std::int64_t j = 0; j < m; ++j) {
       xg[j] = T(x.get(off + j));
@@ -39,8 +40,8 @@ ExactOutputs group_norm_backward(const Problem& p) {
       if (!gain.empty()) { gg[j] = gain[ch0 + j / l.spatial]; pg[j] = param[ch0 + j / l.spatial]; }
     }
     normalize_group_backward(xg.data(), dg.data(), m, true, dof, p.conv, gg.empty() ? nullptr : gg.data(),
-                             pg.empty() ? nullptr : pg.data(), gx.data(), dx.cond.data() + off, nall.data() + off, nuall.data() + off);
-    for (std::int64_t j = 0; j < m; ++j) detail::put(dx, off + j, gx[j], dx.cond[off + j]);
+                             pg.empty() ? nullptr : pg.data(), gx.data(), cg.data(), nall.data() + off, nuall.data() + off);
+    for (std::int64_t j = 0; j < m; ++j) detail::put(dx, off + j, gx[j], cg[j]);
   });
   errors.rethrow();
   ExactOutputs o;

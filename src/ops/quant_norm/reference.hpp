@@ -146,8 +146,8 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     else if (c.saturate) e = v > T(hi) ? T(hi) : v < T(lo) ? T(lo) : v;
     else if (!std::isfinite(q)) e = T(q);
     detail::put_exact(o.y, i, e);
-    o.y.rounded.set(i, q);
-    o.y.cond[static_cast<std::size_t>(i)] = cv;
+    o.y.set_rounded(static_cast<std::size_t>(i), q);
+    o.y.cond.set(static_cast<std::size_t>(i), cv);
   }
 }
 
@@ -162,6 +162,7 @@ ExactOutputs quant_rows(const Problem& p, bool fast = false) {
   QuantOutputs o{detail::make_output(p.out_dtype, x.shape()),
                  detail::make_output(residual ? ops::fused::h_dtype(p) : p.out_dtype, residual ? x.shape() : Shape{0}),
                  detail::make_output(DType::f32, dynamic ? Shape{l.rows} : Shape{0})};
+  o.y.rounding = c.rounding;  // y's stored roundings follow the option (ExactOutput::rounded_at)
   const QuantParams<T> a(p);
   const std::optional<QuantParams<DDBall>> a_dd = fast ? std::optional<QuantParams<DDBall>>(p) : std::nullopt;
   detail::certified_rows<T>(l.rows, fast, x.size() >= detail::kParallelMin, [&](std::int64_t r, auto tag) {

@@ -1,0 +1,119 @@
+// The reference's per-output storage (spec/exact.hpp, issue 15's 24 bytes per element):
+// condition magnitudes kept in binary32 toward zero, the rounding to the output dtype derived
+// from the long double except where the reference stored another.
+#include <catch2/catch.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <random>
+
+#include "ops/reference.hpp"
+#include "ops/registry.hpp"
+#include "test_util.hpp"
+
+using namespace normcheck;
+
+TEST_CASE("exact output: condition magnitudes are kept toward zero, to 2^-23, or whole", "[exact][cond]") {
+  std::mt19937_64 g(11);
+  std::vector<double> cs = {0.0, 1.0, 0.1, 1.0 / 3, FLT_MAX, static_cast<double>(FLT_MIN), 3.4028235677973366e38 /* just above FLT_MAX */,
+                            1e300, 1e-300, 1e-40 /* binary32 subnormal */, 4.9e-324, HUGE_VAL, DBL_MAX};
+  for (int k = 0; k < 10000; ++k) cs.push_back(std::ldexp(std::uniform_real_distribution<double>(1, 2)(g), static_cast<int>(g() % 600) - 300));
+  CondMagnitudes m;
+  m.resize(cs.size() + 1);
+  for (std::size_t i = 0; i < cs.size(); ++i) m.set(i, cs[i]);
+  m.set(cs.size(), NAN);
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const double c = cs[i], kept = m[i];
+    INFO(i << ": " << c << " kept " << kept);
+    REQUIRE(kept <= c);  // never larger: stab is never smaller than with c itself
+    REQUIRE(kept >= c * (1 - 0x1p-23));
+    if (c == 0 || std::isinf(c) || (c >= FLT_MIN && c <= FLT_MAX)) REQUIRE(kept == static_cast<double>(static_cast<float>(kept)));
+    else REQUIRE(kept == c);  // outside binary32's normal range: whole
+  }
+  CHECK(std::isnan(m[cs.size()]));
+  CHECK(m.to_doubles().size() == cs.size() + 1);
+  // A later value replaces a wide one (a row the certified path left to MPFR writes again).
+  const std::size_t wide = 7;
+  REQUIRE(m[wide] == 1e300);
+  m.set(wide, 2.0);
+  CHECK(m[wide] == 2.0);
+}
+
+TEST_CASE("exact output: the rounding is the long double's, or the one the reference stored", "[exact][rounded]") {
+  // 1 + 2^-24 is the binary32 midpoint between 1 and 1 + 2^-23: a long double on it rounds to
+  // even (1). An exact value just above it (below the long double's precision) rounds up;
+  // the reference's own rounding says so and is kept.
+  const long double mid = 1.0L + 0x1p-24L;
+  ExactOutput lit = ExactOutput::of_values(DType::f32, {3}, {mid, -mid, 0.75L});
+  CHECK(lit.rounded_at(0) == 1.0);
+  CHECK(lit.rounded_at(1) == -1.0);
+  lit.set_rounded(0, 1.0 + 0x1p-23);
+  lit.set_rounded(1, -1.0);  // the derived one: nothing kept
+  lit.set_rounded(2, 0.75);
+  CHECK(lit.unlike.size() == 1);
+  CHECK(lit.rounded_at(0) == 1.0 + 0x1p-23);
+  CHECK(lit.rounded_at(1) == -1.0);
+  const Tensor t = lit.rounded();
+  CHECK(t.dtype() == DType::f32);
+  CHECK(t.shape() == Shape{3});
+  CHECK(t.to_doubles() == std::vector<double>{1.0 + 0x1p-23, -1.0, 0.75});
+
+  // The binary64 + tail form (every non-f64 output of the references): L = 1 + 2^-8 + 2^-60
+  // rounds up in bf16 from its tail alone (binary64 1 + 2^-8 is the bf16 midpoint).
+  ExactOutput o;
+  o.dtype = DType::bf16;
+  o.shape = {2};
+  o.cond.resize(2);
+  for (const long double L : {1.0L + 0x1p-8L + 0x1p-60L, 1.0L + 0x1p-8L}) {
+    o.exact64.push_back(static_cast<double>(L));
+    o.tail.push_back(ExactOutput::tail_of(L, o.exact64.back()));
+  }
+  REQUIRE(o.exact64[0] == 1.0 + 0x1p-8);
+  CHECK(o.rounded_at(0) == 1.0 + 0x1p-7);
+  CHECK(o.rounded_at(1) == 1.0);  // on the midpoint: to even
+  o.set_rounded(1, 1.0 + 0x1p-7);  // an exact value above the midpoint by less than 2^-64
+  CHECK(o.rounded_at(1) == 1.0 + 0x1p-7);
+
+  // The quantizing norms' toward-zero option: the boundaries are the format's values.
+  ExactOutput q = ExactOutput::of_values(DType::int8, {2}, {5.0L, -2.75L});
+  q.rounding = Rounding::toward_zero;
+  CHECK(q.rounded_at(0) == 5.0);
+  CHECK(q.rounded_at(1) == -2.0);
+  q.set_rounded(0, 4.0);  // exact 5 - 2^-70: its long double is 5
+  CHECK(q.rounded_at(0) == 4.0);
+}
+
+TEST_CASE("exact output: the references keep no rounding beside the long double on random data", "[exact][rounded]") {
+  // What makes the output's rounding cost no memory: it is derived, and kept only where the
+  // long double lies on a boundary. Random problems of every output dtype keep none; an
+  // output whose rounding option were forgotten (toward zero derived as RNE) would keep
+  // about half of its elements.
+  std::mt19937_64 g(3);
+  std::normal_distribution<double> nd(0.5, 3);
+  std::vector<double> x(64 * 96);
+  for (double& v : x) v = nd(g);
+  for (const Op op : {Op::layer_norm, Op::rms_norm})
+    for (const DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+      const ExactOutputs ref = reference::evaluate_exact(test::row_problem(op, dt, {64, 96}, x, 1e-5));
+      for (const auto& [name, out] : ref) {
+        INFO(op.name() << " " << dtype_name(dt) << " " << name);
+        CHECK(out.unlike.empty());
+        CHECK(out.cond.size() == out.size());
+      }
+    }
+  for (const Rounding mode : {Rounding::nearest_even, Rounding::toward_zero})
+    for (const DType out : {DType::int8, DType::fp8_e4m3fn}) {
+      Problem p;
+      p.op = *ops::find("rms_norm_quant");
+      p.out_dtype = out;
+      p.conv.eps = 1e-6;
+      p.conv.acc_dtype = DType::f32;
+      p.conv.rounding = mode;
+      p.conv.normalized_shape = {96};
+      p.inputs["x"] = Tensor::from_doubles(DType::f32, {64, 96}, x);
+      const ExactOutputs ref = reference::evaluate_exact(p);
+      INFO(dtype_name(out) << " rounding " << static_cast<int>(mode));
+      CHECK(ref.at("y").rounding == mode);
+      CHECK(ref.at("y").unlike.empty());
+    }
+}
