@@ -402,4 +402,25 @@ TEST_CASE("round_sum_to: a double-word just below the overflow threshold rounds 
     CHECK(std::isinf(round_sum_to(r.t, 2 * r.threshold, -1e-30)));  // beyond: lo cannot reach back
     CHECK(round_sum_to(r.t, r.max_finite, 0x1p-60) == r.max_finite);
   }
+  // fp8_e4m3fn has no infinity and its threshold 464 is a tie that goes to even, 448: above
+  // it the value is NaN (a review found 464 + lo certified as 448).
+  CHECK(round_sum_to(DType::fp8_e4m3fn, 464.0, 0.0) == 448.0);
+  CHECK(round_sum_to(DType::fp8_e4m3fn, 464.0, -0x1p-40) == 448.0);
+  CHECK(std::isnan(round_sum_to(DType::fp8_e4m3fn, 464.0, 0x1p-40)));
+  CHECK(std::isnan(round_sum_to(DType::fp8_e4m3fn, -464.0, -0x1p-40)));
+  CHECK(round_sum_to(DType::fp8_e4m3fn, -464.0, 0x1p-40) == -448.0);
+  // Every narrower format at and around its threshold, both signs, against the long double
+  // hi + lo rounded once (exact: lo is 2^-40 of hi's ulp at most).
+  for (const DType t : {DType::f32, DType::f16, DType::bf16, DType::fp8_e5m2, DType::fp8_e4m3fn}) {
+    const FormatInfo& f = format_info(t);
+    int e = 0;
+    std::frexp(f.max_finite, &e);
+    const double th = f.max_finite + std::ldexp(1.0, e - f.precision - 1), lo = std::ldexp(th, -60);
+    for (const double hi : {th, -th, f.max_finite, -f.max_finite, std::nextafter(th, 0.0), std::nextafter(th, HUGE_VAL)})
+      for (const double l : {lo, -lo}) {
+        INFO(dtype_name(t) << " " << hi << " + " << l);
+        const double want = round_to(t, static_cast<long double>(hi) + static_cast<long double>(l)), got = round_sum_to(t, hi, l);
+        CHECK(((std::isnan(want) && std::isnan(got)) || want == got));
+      }
+  }
 }

@@ -5,6 +5,8 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "ops/reference.hpp"
@@ -27,10 +29,13 @@ TEST_CASE("exact output: condition magnitudes are kept toward zero, to 2^-23, or
     INFO(i << ": " << c << " kept " << kept);
     REQUIRE(kept <= c);  // never larger: stab is never smaller than with c itself
     REQUIRE(kept >= c * (1 - 0x1p-23));
+    REQUIRE(m.upper(i) >= c);  // the side a change must exceed (changes_under, structural)
+    REQUIRE(m.upper(i) <= c * (1 + 0x1p-22));
     if (c == 0 || std::isinf(c) || (c >= FLT_MIN && c <= FLT_MAX)) REQUIRE(kept == static_cast<double>(static_cast<float>(kept)));
     else REQUIRE(kept == c);  // outside binary32's normal range: whole
   }
   CHECK(std::isnan(m[cs.size()]));
+  CHECK(std::isnan(m.upper(cs.size())));
   CHECK(m.to_doubles().size() == cs.size() + 1);
   // A later value replaces a wide one (a row the certified path left to MPFR writes again).
   const std::size_t wide = 7;
@@ -101,8 +106,8 @@ TEST_CASE("exact output: the references keep no rounding beside the long double 
         CHECK(out.cond.size() == out.size());
       }
     }
-  for (const Rounding mode : {Rounding::nearest_even, Rounding::toward_zero})
-    for (const DType out : {DType::int8, DType::fp8_e4m3fn}) {
+  for (const Rounding mode : {Rounding::nearest_even, Rounding::toward_zero, Rounding::nearest_away})
+    for (const DType out : {DType::int8, DType::fp8_e4m3fn, DType::fp8_e5m2}) {
       Problem p;
       p.op = *ops::find("rms_norm_quant");
       p.out_dtype = out;
@@ -113,7 +118,49 @@ TEST_CASE("exact output: the references keep no rounding beside the long double 
       p.inputs["x"] = Tensor::from_doubles(DType::f32, {64, 96}, x);
       const ExactOutputs ref = reference::evaluate_exact(p);
       INFO(dtype_name(out) << " rounding " << static_cast<int>(mode));
-      CHECK(ref.at("y").rounding == mode);
-      CHECK(ref.at("y").unlike.empty());
+      const ExactOutput& y = ref.at("y");
+      CHECK(y.rounding == mode);
+      CHECK(y.unlike.empty());
+      // Toward zero never rounds up in magnitude (derived to nearest, about half would).
+      std::size_t up = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) up += std::fabs(y.rounded_at(i)) > std::fabs(static_cast<double>(y.exact_at(i)));
+      if (mode == Rounding::toward_zero) CHECK(up == 0);
+      else CHECK(up > y.size() / 4);
     }
+}
+
+TEST_CASE("exact output: rounded() holds rounded_at() bit for bit, non-finite values included", "[exact][rounded]") {
+  // rounded() stores a finite binary64 through Tensor::set's own rounding where its tail
+  // cannot matter; everything else (NaN, infinities, boundaries, kept roundings) through
+  // rounded_at(). Element by element both must give the same bytes.
+  const std::vector<long double> ls = {0.0L, -0.0L, 1.0L, -1.5L, 1.0L + 0x1p-24L + 0x1p-60L, -(1.0L + 0x1p-8L) - 0x1p-62L, 464.0L,
+                                       -464.0L - 0x1p-50L, 500.0L, -500.0L, 65520.0L, -65520.0L + 0x1p-40L, 0x1p128L, -0x1p-140L,
+                                       std::numeric_limits<long double>::quiet_NaN(), -std::numeric_limits<long double>::quiet_NaN(),
+                                       HUGE_VALL, -HUGE_VALL, 0x1p-1030L, 3.0L};
+  for (const DType dt : {DType::f32, DType::bf16, DType::f16, DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8, DType::f64}) {
+    ExactOutput o;
+    o.dtype = dt;
+    o.shape = {static_cast<std::int64_t>(ls.size())};
+    o.cond.resize(ls.size());
+    for (const long double L : ls) {
+      o.exact64.push_back(round_to(DType::f64, L));
+      if (dt == DType::f64) o.exact.push_back(L);
+      else o.tail.push_back(ExactOutput::tail_of(L, o.exact64.back()));
+    }
+    o.set_rounded(ls.size() - 1, dt == DType::f64 ? 3.0 : 2.0);  // a kept rounding (int8: 2 for 3 is not derived)
+    const Tensor t = o.rounded();
+    Tensor want(dt, o.shape);
+    for (std::size_t i = 0; i < ls.size(); ++i) want.set(static_cast<std::int64_t>(i), o.rounded_at(i));
+    INFO(dtype_name(dt));
+    REQUIRE(t.nbytes() == want.nbytes());
+    CHECK(std::memcmp(t.data(), want.data(), t.nbytes()) == 0);
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      // Every derived rounding is the long double's own rounding, once.
+      if (i + 1 == ls.size()) continue;
+      const double direct = round_to(dt, ls[i]);
+      INFO(static_cast<double>(ls[i]));
+      CHECK(((std::isnan(direct) && std::isnan(o.rounded_at(i))) || (dt == DType::int8 && std::isnan(direct) && o.rounded_at(i) == 0) ||
+             direct == o.rounded_at(i)));
+    }
+  }
 }

@@ -195,8 +195,13 @@ class PropertyCheck final : public Check {
           continue;
         }
         const DType odt = output_dtype(p, oname);
-        const long double allowed1 = stab_allowance(e.gate.max, odt, e1, kernel_unit(p.conv.acc_dtype, r1.cond[i], e1));
-        const long double allowed = allowed1 + stab_allowance(e.gate.max, odt, e2, kernel_unit(p.conv.acc_dtype, r2.cond[i], e2));
+        // The magnitudes as kept (binary32 toward zero) where a smaller allowance is stricter
+        // (invariance); their upper bounds where a larger one is (a change must exceed it:
+        // spec/exact.hpp CondMagnitudes).
+        const auto k = static_cast<std::size_t>(i);
+        const double c1 = inv ? r1.cond[k] : r1.cond.upper(k), c2 = inv ? r2.cond[k] : r2.cond.upper(k);
+        const long double allowed1 = stab_allowance(e.gate.max, odt, e1, kernel_unit(p.conv.acc_dtype, c1, e1));
+        const long double allowed = allowed1 + stab_allowance(e.gate.max, odt, e2, kernel_unit(p.conv.acc_dtype, c2, e2));
         // Invariance is testable only where the exact outputs agree within the base input's own
         // budget (an ill-conditioned Tx must not make any difference look acceptable); a change
         // is certain only beyond both budgets.

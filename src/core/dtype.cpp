@@ -70,17 +70,19 @@ long double ulp(DType t, long double r) noexcept { return UlpOf(t)(r); }
 double round_sum_to(DType t, double hi, double lo) noexcept {
   const double r = round_to(t, hi);
   if (t == DType::f64 || lo == 0 || !std::isfinite(hi)) return r;
-  if (!std::isfinite(r)) {
-    // hi rounds to inf. Only at the overflow threshold itself (max_finite + half its ulp, a
-    // double) can lo move the value back into range: hi + lo < threshold rounds to
-    // max_finite. (Further above, |lo| <= ulp(hi) / 2 cannot reach it.) Found by a hunt:
-    // a dyt output 2^128 - 2^103 - 0.76 came back +inf from the certified path.
-    if (!has_inf(t)) return r;
-    const FormatInfo& f = format_info(t);
+  const FormatInfo& f = format_info(t);
+  if (std::fabs(hi) > f.max_finite) {
+    // Only at the overflow threshold itself (max_finite + half its ulp, a double) can lo
+    // decide (further above, |lo| <= ulp(hi) / 2 cannot reach it): toward zero the value is
+    // max_finite, away from it the overflow result (inf; NaN for fp8_e4m3fn, whose tie at
+    // 464 goes to even, 448, so that hi alone rounds into range). Found by a hunt (a dyt
+    // output 2^128 - 2^103 - 0.76 came back +inf from the certified path) and by a review
+    // (e4m3fn's 464 + lo came back 448).
     int e = 0;
     std::frexp(f.max_finite, &e);  // max_finite in [2^(e-1), 2^e): its ulp is 2^(e - p)
     const double threshold = f.max_finite + std::ldexp(1.0, e - f.precision - 1);
-    return std::fabs(hi) == threshold && std::signbit(lo) != std::signbit(hi) ? std::copysign(f.max_finite, hi) : r;
+    if (std::fabs(hi) != threshold) return r;
+    return std::signbit(lo) == std::signbit(hi) ? round_to(t, 2 * hi) : std::copysign(f.max_finite, hi);
   }
   const double d = hi - r;  // exact: r is hi's nearest value of t
   if (d == 0) return r;     // hi is a value of t: |lo| < half its ulp cannot move it

@@ -21,6 +21,7 @@ double as_stored(DType t, double q) noexcept { return t == DType::int8 && std::i
 /// Whether binary64 r may lie on a rounding boundary of a float format of precision p
 /// (a midpoint, or the overflow threshold max_finite + ulp/2): each has at most p + 1
 /// significant bits, so r's low 52 - p fraction bits are then 0.
+/// (p < 53: formats narrower than binary64.)
 bool may_be_boundary(double r, int p) noexcept {
   std::uint64_t bits = 0;
   std::memcpy(&bits, &r, sizeof bits);
@@ -106,14 +107,18 @@ void ExactOutput::set_rounded(std::size_t i, double q) {
 Tensor ExactOutput::rounded() const {
   Tensor t(dtype, shape, Tensor::Uninitialized{});
   const std::int64_t n = t.size();
-  if (rounding == Rounding::nearest_even && dtype != DType::int8 && !exact64.empty()) {
-    // Tensor::set rounds a binary64 once (RNE): r itself where its tail cannot matter
-    // (derived_rounding), then the kept roundings over it.
-    const int p = format_info(dtype).precision;
+  if (rounding == Rounding::nearest_even && dtype != DType::int8 && dtype != DType::f64 && !exact64.empty()) {
+    // Tensor::set rounds a binary64 within the format's range once (RNE): r itself where its
+    // tail cannot matter (derived_rounding), then the kept roundings over it. (Beyond the
+    // range and for NaN through rounded_at(): Tensor::set keeps a NaN's sign, and makes
+    // fp8_e4m3fn's -500 a -NaN, where round_to gives the one quiet NaN.)
+    const FormatInfo& f = format_info(dtype);
+    const int p = f.precision;
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       const double r = exact64[k];
-      t.set(i, tail.empty() || tail[k] == 0 || !may_be_boundary(r, p) ? r : derived_rounding(k));
+      const bool plain = std::fabs(r) <= f.max_finite && (tail.empty() || tail[k] == 0 || !may_be_boundary(r, p));
+      t.set(i, plain ? r : rounded_at(k));
     }
     for (const auto& [k, q] : unlike) t.set(static_cast<std::int64_t>(k), q);
     return t;

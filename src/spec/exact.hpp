@@ -19,12 +19,15 @@ namespace normcheck {
 /// NaN where the element has none), held in 4 bytes per element instead of 8 (issue 15):
 /// each value is kept as the binary32 nearest it toward zero where it lies in binary32's
 /// normal range (or is 0, inf or NaN); a value outside it (a huge or tiny f64 problem's) is
-/// kept whole as a double beside them. Reading returns the kept value.
-/// Why toward zero is safe: a magnitude c enters the metrics only as an allowance (stab's
+/// kept whole as a double beside them. operator[] returns the kept value, upper() a bound
+/// from above.
+/// Why toward zero is safe: a magnitude c enters the checks only as an allowance (stab's
 /// kernel unit u_acc c + eta, the invariance checks' allowed difference), which a smaller c
 /// makes stricter. The kept value is c (1 - d), 0 <= d < 2^-23: a stab at most 2^-23
-/// relative larger than with c itself, never smaller, so no check passes that c would fail.
-/// set() may be called from several threads for different elements.
+/// relative larger than with c itself, never smaller. Where a larger allowance is the
+/// stricter side (changes_under: a change must exceed it; a structural check's test that a
+/// group can show the property at all), the checks read upper() >= c instead, so no check
+/// passes that c would fail. set() may be called from several threads for different elements.
 class CondMagnitudes {
  public:
   CondMagnitudes() = default;
@@ -42,6 +45,14 @@ class CondMagnitudes {
     std::uint32_t b = 0;
     std::memcpy(&b, &f, sizeof b);
     return b == kWide ? wide_.at(i) : static_cast<double>(f);
+  }
+  /// A bound >= element i's magnitude as set: the kept binary32 f times 1 + 2^-23 (>= f's
+  /// next binary32 away from zero, exact in binary64), or the wide value itself.
+  double upper(std::size_t i) const {
+    const float f = f_[i];
+    std::uint32_t b = 0;
+    std::memcpy(&b, &f, sizeof b);
+    return b == kWide ? wide_.at(i) : static_cast<double>(f) * (1 + 0x1p-23);
   }
   /// Keeps c as element i's magnitude (see the class comment).
   void set(std::size_t i, double c) {
@@ -90,12 +101,15 @@ class CondMagnitudes {
 /// cond:    per-element condition magnitude (ops/common/row_norm.hpp), absolute units
 ///          (CondMagnitudes: binary32 toward zero).
 /// The exact result rounded once to `dtype` (per `rounding`: RNE, or the quantizing norms'
-/// option) is not stored (issue 15: 4 bytes per element of an f32 output): rounded_at(i)
-/// derives it from the long double L, which decides it except where L itself lies on a
-/// rounding boundary of dtype (a midpoint, or for toward_zero a value of dtype) and the exact
-/// value does not (they differ below 2^-64 relative). Every rounding a reference stores goes
-/// through set_rounded(), which compares it with the derived one and keeps it in `unlike`
-/// where the two differ, so rounded_at() is the reference's own rounding bit for bit.
+/// ties-away option) is not stored (issue 15: 4 bytes per element of an f32 output):
+/// rounded_at(i) derives it from the long double L, which decides it except where L itself
+/// lies on a rounding boundary of dtype (a midpoint, the overflow threshold; for toward_zero,
+/// which only a mutant uses, a value of dtype) and the exact
+/// value does not (they differ below 2^-64 relative). Where that cannot happen (to nearest
+/// even in a float format, a binary64 that is not a boundary: rounding_derived()) a reference
+/// does not form the rounding; every other one goes through set_rounded(), which compares it
+/// with the derived one and keeps it in `unlike` where the two differ, so rounded_at() is the
+/// reference's own rounding bit for bit.
 struct ExactOutput {
   DType dtype = DType::f32;
   Shape shape;
@@ -141,7 +155,10 @@ struct ExactOutput {
   /// Every rounded_at() as a Tensor of dtype and shape (the `reference` backend's output).
   Tensor rounded() const;
   /// Records q as element i's rounding; element i's exact value must be stored first. May be
-  /// called from several threads for different elements.
+  /// called from several threads for different elements. An entry is never removed: a row
+  /// the certified path left to MPFR stores the same q again (the certified roundings are
+  /// MPFR's bit for bit), or MPFR's rounding was undecided and the whole problem is evaluated
+  /// again into new outputs (ops/common/precision.hpp).
   void set_rounded(std::size_t i, double q);
   /// Whether element i's rounding is its long double's whatever the exact value (to nearest
   /// even in a float format, its binary64 not on a boundary of dtype; element i's exact value

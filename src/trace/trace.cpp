@@ -116,9 +116,9 @@ reference::ExactOutput with_normwise_cond(const Problem& p, reference::ExactOutp
     for (std::int64_t j = 0; j < l.m; ++j) {
       const double n = (x.get(row * l.m + j) - mu) / D;
       const double cn = g[j] * mean_abs / D * (1.0 + (center ? 1.0 : 0.0) + k * std::fabs(n) * mean_n);
-      const auto k = static_cast<std::size_t>(row * l.m + j);
-      const double c = r.cond[k];
-      if (std::isfinite(c) && std::isfinite(cn)) r.cond.set(k, c + cn);
+      const auto at = static_cast<std::size_t>(row * l.m + j);
+      const double c = r.cond[at];
+      if (std::isfinite(c) && std::isfinite(cn)) r.cond.set(at, c + cn);
     }
   }
   return r;
