@@ -9,6 +9,8 @@
 #include <limits>
 #include <random>
 
+#include "checks/metrics.hpp"
+#include "checks/structural.hpp"
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "test_util.hpp"
@@ -163,4 +165,38 @@ TEST_CASE("exact output: rounded() holds rounded_at() bit for bit, non-finite va
              direct == o.rounded_at(i)));
     }
   }
+}
+
+TEST_CASE("exact output: a structural check asks the magnitudes' upper bound whether a group can show the property", "[exact][cond][structural]") {
+  // sums_to_zero on y = (t, -t), whose exact sum is 0: the group can show the property only
+  // if 2t exceeds its budget E(t) + E(-t), E from the condition magnitude c. Kept toward zero,
+  // c is smaller than set, and so is the budget: a t between the two budgets would count as
+  // discriminating although with c itself it does not (a MISTRUSTED case judged and passed).
+  // The check reads upper() there; t is placed in that window.
+  const Problem p = test::row_problem(Op::layer_norm, DType::f32, {1, 2}, {1, 2});
+  const Gate gate{Metric::stab, 9, "test"};
+  const double c = 0x1.234568p+20;  // a binary32: kept as is, upper() = c (1 + 2^-23)
+  ExactOutput probe = ExactOutput::of_values(DType::f32, {1, 2}, {1.0L, -1.0L}, {c, c});
+  REQUIRE(probe.cond[0] == c);
+  const double c_hi = probe.cond.upper(0);
+  REQUIRE(c_hi > c);
+  const auto budget = [&](long double t, double cc) { return 2 * stab_allowance(gate.max, DType::f32, t, kernel_unit(DType::f32, cc, t)); };
+  // The largest t (bisection on long doubles) whose 2t does not exceed the budget with c_hi.
+  long double lo = 0, hi = 4 * budget(1.0L, c_hi);
+  REQUIRE(2 * hi > budget(hi, c_hi));
+  for (int k = 0; k < 200 && hi - lo > 0; ++k) {
+    const long double mid = lo + (hi - lo) / 2;
+    if (mid == lo || mid == hi) break;
+    (2 * mid > budget(mid, c_hi) ? hi : lo) = mid;
+  }
+  const long double t = lo;
+  REQUIRE(2 * t <= budget(t, c_hi));
+  REQUIRE(2 * t > budget(t, c));  // the window: discriminating with the kept value alone
+  const auto judge = [&](long double tt) {
+    const ExactOutputs ref = {{"y", ExactOutput::of_values(DType::f32, {1, 2}, {tt, -tt}, {c, c})}};
+    const Outputs out = {{"y", Tensor::from_doubles(DType::f32, {1, 2}, {round_to(DType::f32, tt), round_to(DType::f32, -tt)})}};
+    return check_structural(Structural{Structural::Kind::sums_to_zero, "y", "", 1}, p, out, ref, gate).status;
+  };
+  CHECK(judge(t) == Status::mistrusted);
+  CHECK(judge(t * (1 + 0x1p-20L)) == Status::passed);  // beyond both budgets: judged, and the sum is 0
 }
