@@ -138,7 +138,7 @@ TEST_CASE("exact output: rounded() holds rounded_at() bit for bit, non-finite va
   const std::vector<long double> ls = {0.0L, -0.0L, 1.0L, -1.5L, 1.0L + 0x1p-24L + 0x1p-60L, -(1.0L + 0x1p-8L) - 0x1p-62L, 464.0L,
                                        -464.0L - 0x1p-50L, 500.0L, -500.0L, 65520.0L, -65520.0L + 0x1p-40L, 0x1p128L, -0x1p-140L,
                                        std::numeric_limits<long double>::quiet_NaN(), -std::numeric_limits<long double>::quiet_NaN(),
-                                       HUGE_VALL, -HUGE_VALL, 0x1p-1030L, 3.0L};
+                                       HUGE_VALL, -HUGE_VALL, 0x1p-1030L, 2.5L + 0x1p-60L /* int8: 3 */, -0.5L - 0x1p-62L /* int8: -1 */, 3.0L};
   for (const DType dt : {DType::f32, DType::bf16, DType::f16, DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8, DType::f64}) {
     ExactOutput o;
     o.dtype = dt;

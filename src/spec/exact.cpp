@@ -68,24 +68,27 @@ ExactOutput ExactOutput::of_values(DType dt, Shape s, std::vector<long double> v
 }
 
 double ExactOutput::derived_rounding(std::size_t i) const {
-  if (dtype == DType::int8) return as_stored(dtype, round_to(dtype, exact_at(i), rounding));
-  if (exact64.empty()) return round_to(dtype, exact[i], rounding);
+  if (exact64.empty()) return as_stored(dtype, round_to(dtype, exact[i], rounding));
   const double r = exact64[i];
-  if (rounding == Rounding::nearest_even) {
-    if (dtype == DType::f64) return r;
-    const float t = tail.empty() ? 0.0f : tail[i];
-    // Unless r is on a boundary, lo cannot matter (nearly every element: one rounding of r;
-    // binary32's is the hardware's, IEEE RNE with gradual underflow).
-    if (t == 0 || !may_be_boundary(r, format_info(dtype).precision))
-      return dtype == DType::f32 ? static_cast<double>(static_cast<float>(r)) : round_to(dtype, r);
-    // L = r + t 2^E (exact_at); |t 2^E| <= ulp53(r)/2 + ulp64/2 cannot carry r across a
-    // boundary of a format narrower than binary64 unless r is on it (a midpoint: lo's sign
-    // decides). t 2^E may lose bits below 2^-1074 (r near 2^-1022), far below every such
-    // format's boundaries; set_rounded() compares anyway.
+  if (dtype == DType::f64) return rounding == Rounding::nearest_even ? r : round_to(dtype, exact_at(i), rounding);
+  // Unless r is on a boundary, the tail cannot matter and L rounds as r does (nearly every
+  // element: one rounding of a binary64; binary32's RNE is the hardware's, with gradual
+  // underflow). The boundaries of a float format of precision p have at most p + 1 bits;
+  // int8's (half-integers, integers toward zero, up to 128.5) at most 9, so p = 8.
+  const float t = tail.empty() ? 0.0f : tail[i];
+  const int p = dtype == DType::int8 ? 8 : format_info(dtype).precision;
+  if (t == 0 || !may_be_boundary(r, p)) {
+    if (dtype == DType::f32 && rounding == Rounding::nearest_even) return static_cast<double>(static_cast<float>(r));
+    return as_stored(dtype, round_to(dtype, r, rounding));
+  }
+  // On a boundary. To nearest even: L = r + t 2^E (exact_at) as an unevaluated sum, lo's sign
+  // deciding a midpoint (t 2^E may lose bits below 2^-1074, far below every such format's
+  // boundaries; set_rounded() compares anyway). Otherwise the long double itself.
+  if (rounding == Rounding::nearest_even && dtype != DType::int8) {
     const int e = detail::frexp_exponent(std::fabs(r)) - 1;
     return round_sum_to(dtype, r, static_cast<double>(t) * detail::pow2(e));
   }
-  return round_to(dtype, exact_at(i), rounding);
+  return as_stored(dtype, round_to(dtype, exact_at(i), rounding));
 }
 
 bool ExactOutput::rounding_derived(std::size_t i) const {
