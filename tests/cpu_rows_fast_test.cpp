@@ -193,7 +193,7 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
   for (Op op : {Op::layer_norm, Op::rms_norm})
     for (DType xt : {DType::f32, DType::bf16, DType::f16})
       for (DType yt : {xt, DType::f32})
-        for (std::int64_t m : {1, 2, 7, 16, 31, 32, 33, 48, 64, 80, 128, 255, 256, 257, 768, 1000, 4097, 8192, 8193})  // 8193: bf16 read in place (kWidenInL1)
+        for (std::int64_t m : {1, 2, 7, 16, 31, 32, 33, 48, 64, 80, 128, 255, 256, 257, 768, 1000, 4097, 8192, 8193})  // 8193: bf16 read in place (kWidenInL1; rms_norm from 257)
           for (Affine af : {Affine::none, Affine::gamma, Affine::gamma_beta})
             for (int fill : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
               if (op == Op::rms_norm && af == Affine::gamma_beta) continue;

@@ -448,8 +448,13 @@ template <class Src>
 /// The widest bf16 row widened into a binary32 buffer (32 KiB: within L1 beside the row).
 constexpr std::int64_t kWidenInL1 = 8192;
 /// Whether rows of m values of dtype t are widened into a binary32 row buffer (f16 always:
-/// F16C converts a row at once; bf16 up to kWidenInL1) rather than read in place.
-inline bool widened(DType t, std::int64_t m) { return t == DType::f16 || (t == DType::bf16 && m <= kWidenInL1); }
+/// F16C converts a row at once; bf16 in rows of one block, which the tiles read as binary32,
+/// and layer_norm's (`center`) up to kWidenInL1) rather than read in place. rms_norm reads a
+/// longer bf16 row twice (its scan and pass 4), so widening it was a third pass: read in
+/// place, rms_norm bf16 [32768, 768] measured 18.5 -> 23.7 GB/s and [8192, 4096] 24.8 -> 26.7
+/// (bench, 1 thread, same-run alternation, 3 rounds, AMD Zen 5); layer_norm's four passes
+/// keep the buffer (in place measured no faster there).
+inline bool widened(DType t, std::int64_t m, bool center) { return t == DType::f16 || (t == DType::bf16 && (m <= kWideBlock || (center && m <= kWidenInL1))); }
 struct F32Dst {
   static constexpr bool buffered = false;
   float* p;
@@ -927,7 +932,7 @@ template <bool kCenter, class Dst, class MakeSrc>
   // as binary32 (f32 in place; bf16 and f16 widened, kTile rows into the buffer).
   constexpr bool kF32Rows = std::is_same_v<decltype(src(0, nullptr)), F32Src>;
   const bool tiles = kF32Rows && tile_width(m) && r1 - r0 >= kTile;
-  std::vector<float> buf(widened(f.x->dtype(), m) ? static_cast<std::size_t>((tiles ? kTile : 2) * m) : 0);
+  std::vector<float> buf(widened(f.x->dtype(), m, kCenter) ? static_cast<std::size_t>((tiles ? kTile : 2) * m) : 0);
   std::vector<float> tile_y(tiles && Dst::buffered ? static_cast<std::size_t>(kTile * m) : 0);
   float* b0 = blocks.data();
   float* b1 = blocks.data() + nb;
@@ -984,14 +989,14 @@ template <bool kCenter, class Dst, class MakeSrc>
   }
 }
 
-/// How x's rows are read: f32 in place; bf16 widened into a row buffer where that stays in L1
-/// (in-cache layer_norm: -8% time) and in each pass otherwise (at d = 65536 the buffer's
-/// passes from L2 cost 15%); f16 widened into a row buffer (cheaper than widening in each
+/// How x's rows are read: f32 in place; bf16 widened into a row buffer where widened() says
+/// (layer_norm within L1: in-cache -8% time) and in each pass otherwise (at d = 65536 the
+/// buffer's passes from L2 cost 15%); f16 widened into a row buffer (cheaper than widening in each
 /// pass), by the scan a block at a time beyond kWidenInL1 (HalfRowSrc).
 enum class XPath { f32, bf16_row, bf16, f16_row, f16_blocks };
-XPath x_path(DType t, std::int64_t m) {
+XPath x_path(DType t, std::int64_t m, bool center) {
   if (t == DType::f32) return XPath::f32;
-  if (t == DType::bf16) return widened(DType::bf16, m) ? XPath::bf16_row : XPath::bf16;
+  if (t == DType::bf16) return widened(DType::bf16, m, center) ? XPath::bf16_row : XPath::bf16;
   return m > kWidenInL1 ? XPath::f16_blocks : XPath::f16_row;
 }
 
@@ -1170,7 +1175,7 @@ bool normalize_rows_fast(const Problem& p, Tensor& y, bool center, Tensor* mean,
   const YPath yp = y.dtype() == DType::f32 ? (buffered ? YPath::f32_block : YPath::f32)
                    : y.dtype() == DType::bf16 && !buffered ? YPath::bf16
                                                          : YPath::u16_block;  // f16 y, or bf16 buffered
-  const XPath xp = x_path(x.dtype(), l.m);
+  const XPath xp = x_path(x.dtype(), l.m, center);
   const Rows rows = center ? tier_rows<true>(tier, yp, xp) : tier_rows<false>(tier, yp, xp);
   const bool fence = f.nontemporal;
   // A thread's exception (std::bad_alloc from its row buffers) is rethrown after the region
