@@ -101,9 +101,21 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
     for (Regime r : all_regimes())
       for (DType x : {f32, DType::bf16}) v.push_back(point(17, 2, x, x, r, EpsRegime::typical, true, false));
   }
+  // Scale: where kernels change strategy with the problem's size (matrix.hpp).
+  v.push_back(point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  v.push_back(point(33, 300, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
+  for (std::int64_t w : {4097, 8192, 16385})
+    for (DType x : {f32, DType::bf16, DType::f16}) v.push_back(point(w, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
+  if (bwd) {
+    for (DType x : {f32, DType::bf16}) v.push_back(point(33, 300, x, x, Regime::normal, EpsRegime::typical, true, false));
+    v.push_back(point(8, 4099, f32, f32, Regime::normal, EpsRegime::typical, true, false));
+  }
   if (t == Tier::quick) return v;
   for (std::int64_t p = 2048; p <= 65536; p *= 2)
     for (std::int64_t w : {p - 1, p, p + 1}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  for (std::int64_t p = 8192; p <= 65536; p *= 4)
+    for (std::int64_t w : {p - 1, p, p + 1})
+      for (DType x : {DType::bf16, DType::f16}) v.push_back(point(w, 1, x, x, Regime::normal, EpsRegime::typical, false, false));
   for (std::int64_t w : {2039, 4093, 8191, 16381, 65521}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
   for (std::int64_t w : {1, 3}) v.push_back(point(w, 65537, f32, f32, Regime::normal, EpsRegime::typical, false, true));
   for (Regime r : all_regimes())

@@ -12,8 +12,18 @@
 //   parameters    bf16 data with f32 parameters, f32 with bf16, f16 with f32;
 //   output dtype  bf16 and f16 data with a binary32 output (eps or parameters rounded to
 //                 the data's dtype show there), typical and comparable eps;
-//   backward      (ops with one) widths 1, 2, 8, 9, 33, 128, 129 and every regime in f32, bf16.
-// full: quick, plus widths 2^k +- 1 up to 65537 and primes (one group), 65537 groups of
+//   backward      (ops with one) widths 1, 2, 8, 9, 33, 128, 129 and every regime in f32, bf16;
+//   scale         where kernels change strategy with the size: 65537 groups of width 2 (a
+//                 launch grid's y limit at 65535) in f32 and 300 groups of width 33 (more
+//                 than a GPU's multiprocessors: a persistent kernel's state carried from
+//                 group to group; not a multiple of 32) in bf16; widths 4097, 8192 and 16385
+//                 in f32, bf16 and f16 (a row split over several blocks and merged: Welford's
+//                 combination, a second reduction stage); backward over 300 groups (f32,
+//                 bf16) and 4099 groups of width 8 (dgamma and dbeta reduced over the rows in
+//                 tiles and stages). A gap audit's faulty backends (each modelled on a
+//                 published bug class) passed the quick tier without them.
+// full: quick, plus widths 2^k +- 1 up to 65537 and primes (one group; 8192 +- 1 and
+// 32768 +- 1 also in bf16 and f16), 65537 groups of
 // widths 1 and 3 (grid limits on the rows), every regime x dtype x eps regime, every quick
 // width in every data dtype, and backward over every regime x dtype.
 #pragma once

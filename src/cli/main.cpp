@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
   run->add_option("paths", ra.paths, "case files or folders (default: the bundled cases, found beside the executable)");
   // Each occurrence of these takes exactly one value, so `-b cpu file.toml` keeps file.toml a path.
   run->add_option("--backend,-b", ra.backends, "backends to run, repeatable or comma-separated; cmd:/plugin: take the rest of their occurrence (default: reference,cpu and recorded sources)")->allow_extra_args(false);
-  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable; each must match a case)")->allow_extra_args(false);
+  run->add_option("--filter,-f", ra.filters, "keep cases whose layer, op or name matches this glob (repeatable: a case any of them matches is kept; each must match a case)")->allow_extra_args(false);
   run->add_option("--case", ra.case_names, "run only the case(s) with this exact name (repeatable; each must exist)")->allow_extra_args(false);
   auto add_outputs = [](CLI::App* sub, OutputArgs& o) {
     sub->add_option("--format", o.format, "table | json | junit | side-by-side (one column per backend)");
