@@ -25,6 +25,10 @@
 //     first-order propagation of every step's perturbations to the final state.
 #pragma once
 
+#include <optional>
+#include <type_traits>
+#include <vector>
+
 #include "core/region_errors.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/common/certified_rows.hpp"
@@ -34,113 +38,131 @@
 
 namespace normcheck::reference {
 
-/// batch_norm forward in T. An exception inside the parallel channel loop (an Uncertain: a
-/// DDBall that cannot decide) is caught there (it may not leave an OpenMP region), the
-/// remaining channels skipped, and rethrown once the loop is done. Condition magnitudes in
-/// cond_t<T> (a bound: binary64 midpoints for DDBall, as normalize_group's; T itself for MPFR
-/// and double).
+/// The parameters and initial running statistics of a batch_norm problem in U ([C] each;
+/// empty where the problem has none), loaded once per number type.
+template <class U>
+struct BatchNormParams {
+  std::vector<U> gamma, beta, rm, rv;
+  explicit BatchNormParams(const Problem& p)
+      : gamma(detail::load_all<U>(p.input("gamma"))), beta(detail::load_all<U>(p.input("beta"))),
+        rm(detail::load_all<U>(p.input("running_mean"))), rv(detail::load_all<U>(p.input("running_var"))) {}
+};
+
+/// batch_norm forward: each channel (its values in every step, and its running statistics,
+/// which chain through the steps) is one unit of the certified path (certified_rows): in
+/// double-double with certified radii first when `fast`, and in T (MPFR at working bits, or
+/// double) where a ball cannot decide; bit-identical to T's result either way (channels do
+/// not depend on each other). The whole problem had been one unit, so one undecidable value
+/// (a channel of two values whose mean is an exact tie of its dtype) sent every channel to
+/// MPFR: 65537 channels of 2 values took 5 CPU-seconds. Counted as channels. Condition
+/// magnitudes in cond_t<U> (a bound: binary64 midpoints for DDBall, as normalize_group's; U
+/// itself for MPFR and double).
 template <class T>
-ExactOutputs batch_norm_in(const Problem& p) {
-  using std::abs; using std::isfinite;
-  using C = cond_t<T>;
-  RegionErrors errors;
+ExactOutputs batch_norm(const Problem& p, bool fast = false) {
   const Convention& c = p.conv;
   const ChannelLayout l = channel_layout(p);
   const std::int64_t m = l.n * l.spatial;
-  const std::vector<T> gamma = detail::load_all<T>(p.input("gamma")), beta = detail::load_all<T>(p.input("beta"));
-  std::vector<T> rm = detail::load_all<T>(p.input("running_mean")), rv = detail::load_all<T>(p.input("running_var"));
-  std::vector<double> crm(rm.size()), crv(rv.size());
-  for (std::size_t ch = 0; ch < rm.size(); ++ch) {
-    crm[ch] = static_cast<double>(abs(rm[ch]));
-    crv[ch] = static_cast<double>(abs(rv[ch]));
-  }
   const Tensor& x = p.x();
   ExactOutput y = detail::make_output(p.out_dtype, x.shape());
   const bool batch_stats = c.training || !c.track_running_stats;
   const bool update = c.training && c.track_running_stats;
-  std::int64_t tracked = c.num_batches_tracked;
   // The saved batch statistics (optional outputs) of a single call.
   const bool saved = batch_stats && l.steps == 1;
   ExactOutput smean = detail::make_output(saved_stat_dtype(p), Shape{saved ? l.c : 0});
   ExactOutput srstd = detail::make_output(saved_stat_dtype(p), Shape{saved ? l.c : 0});
+  ExactOutput orm = detail::make_output(p.out_dtype, Shape{c.track_running_stats ? l.c : 0});
+  ExactOutput orv = detail::make_output(p.out_dtype, Shape{c.track_running_stats ? l.c : 0});
+  const BatchNormParams<T> params_t(p);
+  std::optional<BatchNormParams<DDBall>> params_ball;
+  if (fast) params_ball.emplace(p);
   auto at = [&](std::int64_t s, std::int64_t i, std::int64_t ch, std::int64_t j) {
     return ((s * l.n + i) * l.c + ch) * l.spatial + j;
   };
-  for (std::int64_t s = 0; s < l.steps; ++s) {
-    T a(0);
-    if (update) {
-      ++tracked;
-      a = c.momentum ? T(*c.momentum) : T(1) / T(tracked);
-    }
-#pragma omp parallel for schedule(dynamic, 1) if (m * l.c > detail::kParallelMin)
-    for (std::int64_t ch = 0; ch < l.c; ++ch) errors.run([&] {
+  // Channel ch in U: every output element of the channel is written (certified_rows' rule).
+  auto channel = [&](std::int64_t ch, auto tag) {
+    using U = typename decltype(tag)::type;
+    using std::abs; using std::isfinite;
+    using C = cond_t<U>;
+    const BatchNormParams<U>* P;
+    if constexpr (std::is_same_v<U, T>) P = &params_t;
+    else P = &*params_ball;
+    const std::vector<U>& gamma = P->gamma;
+    const std::vector<U>& beta = P->beta;
+    U rm = P->rm.empty() ? U(0) : P->rm[ch], rv = P->rv.empty() ? U(0) : P->rv[ch];
+    double crm = static_cast<double>(abs(rm)), crv = static_cast<double>(abs(rv));
+    std::int64_t tracked = c.num_batches_tracked;
+    for (std::int64_t s = 0; s < l.steps; ++s) {
+      U a(0);
+      if (update) {
+        ++tracked;
+        a = c.momentum ? U(*c.momentum) : U(1) / U(tracked);
+      }
       if (!batch_stats) {
-        const T D = denominator(rv[ch], c), k = denominator_sensitivity(rv[ch], D, c);
-        const T g = abs(affine_gain(c, gamma.data(), ch));
+        const U D = denominator(rv, c), k = denominator_sensitivity(rv, D, c);
+        const U g = abs(affine_gain(c, gamma.data(), ch));
         for (std::int64_t i = 0; i < l.n; ++i)
           for (std::int64_t j = 0; j < l.spatial; ++j) {
             const std::int64_t e = at(s, i, ch, j);
-            const T xv(x.get(e));
-            const T n = (xv - rm[ch]) / D;
-            C ce = C(cond_of(g)) / C(cond_of(D)) * (C(abs(cond_of(xv))) + C(abs(cond_of(rm[ch])))) + (C(1) + C(cond_of(k))) * C(cond_of(g)) * C(abs(cond_of(n)));
+            const U xv(x.get(e));
+            const U n = (xv - rm) / D;
+            C ce = C(cond_of(g)) / C(cond_of(D)) * (C(abs(cond_of(xv))) + C(abs(cond_of(rm)))) + (C(1) + C(cond_of(k))) * C(cond_of(g)) * C(abs(cond_of(n)));
             if (c.affine == Affine::gamma_beta) ce += C(abs(cond_of(beta[ch])));
             detail::put(y, e, apply_affine(n, c, gamma.data(), beta.data(), ch), static_cast<double>(ce));
           }
-        return;  // (the next channel)
+        continue;  // (the next step)
       }
-      std::vector<T> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
+      std::vector<U> xg(static_cast<std::size_t>(m)), yg(xg.size()), gg, bg;
       std::vector<double> cg(xg.size());
       if (!gamma.empty()) gg.assign(xg.size(), gamma[ch]);
       if (!beta.empty()) bg.assign(xg.size(), beta[ch]);
       for (std::int64_t i = 0; i < l.n; ++i)
-        for (std::int64_t j = 0; j < l.spatial; ++j) xg[i * l.spatial + j] = T(x.get(at(s, i, ch, j)));
-      GroupStatistics<T> st;
-      normalize_group(xg.data(), m, true, c, gg.data(), bg.data(), yg.data(), cg.data(), static_cast<const T*>(nullptr), &st);
+        for (std::int64_t j = 0; j < l.spatial; ++j) xg[i * l.spatial + j] = U(x.get(at(s, i, ch, j)));
+      GroupStatistics<U> st;
+      normalize_group(xg.data(), m, true, c, gg.data(), bg.data(), yg.data(), cg.data(), static_cast<const U*>(nullptr), &st);
       if (saved) {
         detail::put(smean, ch, st.mean, st.c_mean);
         detail::put(srstd, ch, st.rstd, st.c_rstd);
       }
       for (std::int64_t i = 0; i < l.n; ++i)
         for (std::int64_t j = 0; j < l.spatial; ++j) detail::put(y, at(s, i, ch, j), yg[i * l.spatial + j], cg[i * l.spatial + j]);
-      if (!update) return;  // (the next channel)
+      if (!update) continue;  // (the next step)
       bool finite = true;
       for (auto& v : xg) finite = finite && isfinite(v);
       if (!finite) {
-        rm[ch] = rv[ch] = T(NAN);
-        crm[ch] = crv[ch] = NAN;
-        return;  // (the next channel)
+        rm = rv = U(NAN);
+        crm = crv = NAN;
+        continue;  // (the next step)
       }
-      // The condition sums in C (T itself for MPFR and double: the same values as summing
-      // abs((x - mu) x) in T, since |a| |b| rounds as |a b|; binary64 midpoints for DDBall).
-      T mu(0), ss(0);
+      // The condition sums in C (U itself for MPFR and double: the same values as summing
+      // abs((x - mu) x) in U, since |a| |b| rounds as |a b|; binary64 midpoints for DDBall).
+      U mu(0), ss(0);
       C sxm(0), sabs(0);
       for (auto& v : xg) { mu += v; sabs += C(abs(cond_of(v))); }
-      mu /= T(m);
+      mu /= U(m);
       for (auto& v : xg) {
-        const T d = v - mu;
+        const U d = v - mu;
         ss += d * d;
         sxm += C(abs(cond_of(d))) * C(abs(cond_of(v)));
       }
-      const T q = T(c.running_variance == Variance::unbiased ? m - 1 : m);
-      const T vu = ss / q;
+      const U q = U(c.running_variance == Variance::unbiased ? m - 1 : m);
+      const U vu = ss / q;
       {
-        const C ca = C(cond_of(a)), c1a = C(abs(cond_of(T(1) - a)));
-        crm[ch] = static_cast<double>(c1a * C(crm[ch]) + ca * sabs / C(m) + ca * C(abs(cond_of(rm[ch]))));
-        crv[ch] = static_cast<double>(c1a * C(crv[ch]) + ca * C(2) * sxm / C(cond_of(q)) + ca * C(abs(cond_of(rv[ch]))) + ca * C(cond_of(vu)));
+        const C ca = C(cond_of(a)), c1a = C(abs(cond_of(U(1) - a)));
+        crm = static_cast<double>(c1a * C(crm) + ca * sabs / C(m) + ca * C(abs(cond_of(rm))));
+        crv = static_cast<double>(c1a * C(crv) + ca * C(2) * sxm / C(cond_of(q)) + ca * C(abs(cond_of(rv))) + ca * C(cond_of(vu)));
       }
-      rm[ch] = (T(1) - a) * rm[ch] + a * mu;
-      rv[ch] = (T(1) - a) * rv[ch] + a * vu;
-    });
-    errors.rethrow();  // an Uncertain: the whole problem reruns in T
-  }
+      rm = (U(1) - a) * rm + a * mu;
+      rv = (U(1) - a) * rv + a * vu;
+    }
+    if (c.track_running_stats) {
+      detail::put(orm, ch, rm, crm);
+      detail::put(orv, ch, rv, crv);
+    }
+  };
+  detail::certified_rows<T>(l.c, fast, m * l.c > detail::kParallelMin, channel);
   ExactOutputs o;
   o.emplace("y", std::move(y));
   if (c.track_running_stats) {
-    ExactOutput orm = detail::make_output(p.out_dtype, Shape{l.c}), orv = detail::make_output(p.out_dtype, Shape{l.c});
-    for (std::int64_t ch = 0; ch < l.c; ++ch) {
-      detail::put(orm, ch, rm[ch], crm[ch]);
-      detail::put(orv, ch, rv[ch], crv[ch]);
-    }
     o.emplace("running_mean", std::move(orm));
     o.emplace("running_var", std::move(orv));
   }
@@ -149,17 +171,6 @@ ExactOutputs batch_norm_in(const Problem& p) {
     o.emplace("rstd", std::move(srstd));
   }
   return o;
-}
-
-/// batch_norm forward in T; with `fast`, the whole problem first in double-double with
-/// certified radii (the running statistics chain the channels' steps, so the problem is one
-/// unit, as qk_norm's), and in T when any value cannot be decided (bit-identical to T's
-/// result either way; counted as channels x steps).
-template <class T>
-ExactOutputs batch_norm(const Problem& p, bool fast = false) {
-  const ChannelLayout l = channel_layout(p);
-  return detail::certified_whole<T>(static_cast<std::uint64_t>(l.c * l.steps), fast,
-                                    [&](auto tag) { return batch_norm_in<typename decltype(tag)::type>(p); });
 }
 
 }  // namespace normcheck::reference

@@ -88,7 +88,7 @@ void certified_rows(std::int64_t rows, bool fast, bool parallel, Row&& row) {
 /// normalized row, batch_norm's steps on the running statistics): eval(std::type_identity<U>{})
 /// with U = DDBall first when `fast` (eval turns an exception inside a parallel region, an
 /// Uncertain among them, into one thrown after it: core/region_errors.hpp), then U = T if that
-/// threw Uncertain (or when not `fast`). `units` is what the counts add (rows, channels x steps).
+/// threw Uncertain (or when not `fast`). `units` is what the counts add (rows, qk_norm's problems).
 template <class T, class Eval>
 ExactOutputs certified_whole(std::uint64_t units, bool fast, Eval&& eval) {
   if (fast) {
