@@ -131,7 +131,7 @@ expect "the rerun line reproduces the failure" 1 bash -c "$line --no-progress"
 # rows from 65535 on left unwritten: the quick tier's 65537-group point catches it on rms_norm
 # too (the case files hold a 65537-row case for layer_norm only; a gap audit found it)
 expect "the quick matrix kills rows_grid_limit on rms_norm" 1 "$nc" run --no-progress matrix:quick -f 'rms_norm/matrix' -b mutant:rows_grid_limit
-contains "by its 65537-group point" "$tmp/out" "^FAILED mx_rms_norm_w2_r65537_f32_f32_normal_typical on mutant:rows_grid_limit"
+contains "by its 65537-group point" "$tmp/out" "^FAILED mx_rms_norm_w2_r65537_f32_f32_normal_typical_def on mutant:rows_grid_limit"
 expect "an unknown tier" 2 "$nc" run --no-progress --tier huge
 expect "an unknown matrix source" 2 "$nc" run --no-progress matrix:slow
 expect "--tier full lists more" 0 "$nc" run --list --no-progress --tier full -f 'dyt/matrix'

@@ -29,7 +29,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/region_errors.hpp"
 #include "ops/common/ball.hpp"
 #include "ops/common/certified_rows.hpp"
 #include "ops/common/family_common.hpp"

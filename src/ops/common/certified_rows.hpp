@@ -85,7 +85,7 @@ void certified_rows(std::int64_t rows, bool fast, bool parallel, Row&& row) {
 }
 
 /// A problem evaluated as one unit (its parts depend on each other: qk_norm's scores on every
-/// normalized row, batch_norm's steps on the running statistics): eval(std::type_identity<U>{})
+/// normalized row): eval(std::type_identity<U>{})
 /// with U = DDBall first when `fast` (eval turns an exception inside a parallel region, an
 /// Uncertain among them, into one thrown after it: core/region_errors.hpp), then U = T if that
 /// threw Uncertain (or when not `fast`). `units` is what the counts add (rows, qk_norm's problems).
