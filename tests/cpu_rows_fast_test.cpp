@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -215,7 +216,11 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               Tensor mean(DType::f32, {rows}), rstd(DType::f32, {rows});
               REQUIRE(d::normalize_rows_fast(p, ycheck, op == Op::layer_norm, &mean, &rstd, d::RowStore::ordinary));  // the path taken
               ybuf.poison();
-              REQUIRE(d::normalize_rows_fast(p, ybuf, op == Op::layer_norm, nullptr, nullptr, d::RowStore::buffered));
+              // The saved statistics in another dtype here (put_stat: binary64 stored directly,
+              // bf16 and f16 through Tensor::set): each rounded once from the same value.
+              const DType st = std::array{DType::f64, DType::bf16, DType::f16}[static_cast<std::size_t>(m % 3)];
+              Tensor mean2(st, {rows}), rstd2(st, {rows});
+              REQUIRE(d::normalize_rows_fast(p, ybuf, op == Op::layer_norm, &mean2, &rstd2, d::RowStore::buffered));
               const Outputs o = run(p);
               std::vector<float> g, b;
               for (std::int64_t j = 0; af != Affine::none && j < m; ++j) g.push_back(static_cast<float>(p.input("gamma")->get(j)));
@@ -234,6 +239,8 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
                 REQUIRE(same_bits(rstd.get(r), round_to(DType::f32, want.rstd)));
                 if (op == Op::layer_norm) REQUIRE(same_bits(o.at("mean").get(r), round_to(o.at("mean").dtype(), want.mean)));
                 if (op == Op::layer_norm) REQUIRE(same_bits(mean.get(r), round_to(DType::f32, want.mean)));
+                REQUIRE(same_bits(rstd2.get(r), round_to(st, want.rstd)));
+                if (op == Op::layer_norm) REQUIRE(same_bits(mean2.get(r), round_to(st, want.mean)));
                 ++checked;
               }
               rows_checked += rows;
