@@ -425,6 +425,26 @@ struct Bf16Src {
   const std::uint16_t* p;
   float operator()(std::int64_t j) const { return normcheck::detail::bf16_bits_to_float(p[j]); }
 };
+/// A bf16 row widened into a binary32 row buffer by the scan itself (scan(j): x_j's binary32
+/// value, stored into the buffer as it is returned), not by a pass of its own before it;
+/// the later passes read the buffer. x_0 is widened at once (the scan compares with it).
+struct Bf16ScanSrc {
+  const std::uint16_t* h;
+  float* buf;
+  Bf16ScanSrc(const std::uint16_t* h_, float* buf_) : h(h_), buf(buf_) { buf[0] = normcheck::detail::bf16_bits_to_float(h[0]); }
+  float scan(std::int64_t j) const {
+    const float v = normcheck::detail::bf16_bits_to_float(h[j]);
+    buf[j] = v;
+    return v;
+  }
+  float operator()(std::int64_t j) const { return buf[j]; }
+};
+/// x_j as the scan reads it: through scan() where the source widens there (Bf16ScanSrc).
+template <class Src>
+[[gnu::always_inline]] inline float scan_at(const Src& x, std::int64_t j) {
+  if constexpr (requires { x.scan(j); }) return x.scan(j);
+  else return x(j);
+}
 /// A binary16 row beyond L1, widened into a binary32 row buffer a block at a time by the scan
 /// (prepare(), before it reads the block), so that each block is scanned while it is in L1:
 /// widening the whole row first and scanning it after was one more pass over an L2-resident
@@ -453,7 +473,9 @@ constexpr std::int64_t kWidenInL1 = 8192;
 /// longer bf16 row twice (its scan and pass 4), so widening it was a third pass: read in
 /// place, rms_norm bf16 [32768, 768] measured 18.5 -> 23.7 GB/s and [8192, 4096] 24.8 -> 26.7
 /// (bench, 1 thread, same-run alternation, 3 rounds, AMD Zen 5); layer_norm's four passes
-/// keep the buffer (in place measured no faster there).
+/// keep the buffer (in place measured no faster there), which their scan fills as it reads x
+/// (Bf16ScanSrc; layer_norm bf16 [32768, 768] 9.2 -> 10.3 GB/s against widening first:
+/// same-run A/B, 1 thread, 3 rounds, Xeon, 2026-12-07).
 inline bool widened(DType t, std::int64_t m, bool center) { return t == DType::f16 || (t == DType::bf16 && (m <= kWideBlock || (center && m <= kWidenInL1))); }
 struct F32Dst {
   static constexpr bool buffered = false;
@@ -623,8 +645,8 @@ template <bool kCenter, class Src>
       };
       std::int64_t j = 0;
       for (; j + kWide <= n; j += kWide)
-        for (int l = 0; l < kWide; ++l) scan_one(l, l, x(first + j + l));
-      for (int l = 0; j + l < n; ++l) scan_one(0, l, x(first + j + l));  // the tail: the sum's lanes 0.. once more (wide_block's order)
+        for (int l = 0; l < kWide; ++l) scan_one(l, l, scan_at(x, first + j + l));
+      for (int l = 0; j + l < n; ++l) scan_one(0, l, scan_at(x, first + j + l));  // the tail: the sum's lanes 0.. once more (wide_block's order)
       blocks[nblocks++] = lanes_sum(acc);
       if (pf) pf->to_fraction(first + n, kCenter ? 2 * m : m);  // layer_norm: the first half (pass 3: the second)
     }
@@ -632,13 +654,13 @@ template <bool kCenter, class Src>
     std::int64_t j = 0;
     for (; j + kWide <= m; j += kWide)
       for (int l = 0; l < kWide; ++l) {
-        const std::uint32_t u = float_bits(x(j + l));
+        const std::uint32_t u = float_bits(scan_at(x, j + l));
         const std::uint32_t a = u & 0x7fffffffu;
         abits[l] = a > abits[l] ? a : abits[l];
         diff[l] |= u ^ x0b;
       }
     for (; j < m; ++j) {
-      const std::uint32_t u = float_bits(x(j));
+      const std::uint32_t u = float_bits(scan_at(x, j));
       const std::uint32_t a = u & 0x7fffffffu;
       abits[0] = a > abits[0] ? a : abits[0];
       diff[0] |= u ^ x0b;
@@ -946,7 +968,8 @@ template <class Dst>
 /// d = 64 those latencies were a quarter of the time; at d = 768 pairs measured +5%, at
 /// d = 4096 no gain: two rows' buffers crowd L1). The order of each row's arithmetic is
 /// unchanged.
-/// kBf16Raw: x is bf16 and src widens a row into its buffer; tiles widen in their scan instead.
+/// kBf16Raw: x is bf16, widened into the row buffers by the scans (src: Bf16ScanSrc; tiles:
+/// tile_stats' kWidenBf16).
 template <bool kCenter, bool kBf16Raw = false, class Dst, class MakeSrc>
 [[gnu::always_inline]] inline void rows_with(const FastRows& f, std::int64_t r0, std::int64_t r1, Dst dst_of_row0, MakeSrc src, std::int64_t xb) {
   const std::int64_t m = f.m;
@@ -956,7 +979,7 @@ template <bool kCenter, bool kBf16Raw = false, class Dst, class MakeSrc>
   // as binary32 (f32 in place; bf16 and f16 widened, kTile rows into the buffer: bf16 by the
   // scan itself, kBf16Raw, f16 by F16C before it).
   constexpr bool kF32Rows = std::is_same_v<decltype(src(0, nullptr)), F32Src>;
-  const bool tiles = kF32Rows && tile_width(m) && r1 - r0 >= kTile;
+  const bool tiles = (kF32Rows || kBf16Raw) && tile_width(m) && r1 - r0 >= kTile;
   std::vector<float> buf(widened(f.x->dtype(), m, kCenter) ? static_cast<std::size_t>((tiles ? kTile : 2) * m) : 0);
   std::vector<float> tile_y(tiles && Dst::buffered ? static_cast<std::size_t>(kTile * m) : 0);
   float* b0 = blocks.data();
@@ -975,7 +998,7 @@ template <bool kCenter, bool kBf16Raw = false, class Dst, class MakeSrc>
     return a;
   };
   std::int64_t r = r0;
-  if constexpr (kF32Rows)
+  if constexpr (kF32Rows || kBf16Raw)
     for (; tiles && r + kTile <= r1; r += kTile) {
       F32Src xs[kTile];
       const float* xr[kTile];
@@ -1024,7 +1047,7 @@ template <bool kCenter, bool kBf16Raw = false, class Dst, class MakeSrc>
   }
 }
 
-/// How x's rows are read: f32 in place; bf16 widened into a row buffer where widened() says
+/// How x's rows are read: f32 in place; bf16 widened into a row buffer by the scan where widened() says
 /// (layer_norm within L1: in-cache -8% time) and in each pass otherwise (at d = 65536 the
 /// buffer's passes from L2 cost 15%); f16 widened into a row buffer (cheaper than widening in each
 /// pass), by the scan a block at a time beyond kWidenInL1 (HalfRowSrc).
@@ -1043,9 +1066,7 @@ template <bool kCenter, XPath kX, class Dst>
     rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return F32Src{f.x->as<float>() + r * m}; }, 4);
   } else if constexpr (kX == XPath::bf16_row) {
     rows_with<kCenter, true>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float* buf) {
-      const std::uint16_t* p = f.x->as<std::uint16_t>() + r * m;
-      for (std::int64_t k = 0; k < m; ++k) buf[k] = normcheck::detail::bf16_bits_to_float(p[k]);
-      return F32Src{buf};
+      return Bf16ScanSrc(f.x->as<std::uint16_t>() + r * m, buf);
     }, 2);
   } else if constexpr (kX == XPath::bf16) {
     rows_with<kCenter>(f, r0, r1, dst_of_row0, [&](std::int64_t r, float*) { return Bf16Src{f.x->as<std::uint16_t>() + r * m}; }, 2);
