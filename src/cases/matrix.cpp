@@ -58,6 +58,7 @@ std::string matrix_case_name(Op op, const Dims& d) {
   if (d.backward) s += "_bwd";
   if (d.default_convention) s += "_def";
   if (d.layout != MemoryLayout::contiguous) s += fmt::format("_{}", to_string(d.layout));
+  if (d.wide) s += "_wide";
   return s;
 }
 
@@ -112,6 +113,37 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
     for (DType x : {f32, DType::bf16}) v.push_back(point(33, 300, x, x, Regime::normal, EpsRegime::typical, true, false));
     v.push_back(point(8, 4099, f32, f32, Regime::normal, EpsRegime::typical, true, false));
   }
+  // Structure (Dims::wide): the op's large structural choices over 32 groups of 64 values, in
+  // every float dtype, forward and backward, and through every view in f32 and bf16 (the
+  // inputs' strides at C >= 16 channels, 2-D normalized_shape).
+  auto wide = [](Dims d, MemoryLayout l = MemoryLayout::contiguous) {
+    d.wide = true;
+    d.layout = l;
+    return d;
+  };
+  for (DType x : {f32, DType::bf16, DType::f16})
+    for (bool b : {false, true})
+      if (!b || bwd) v.push_back(wide(point(64, 32, x, x, Regime::normal, EpsRegime::typical, b, false)));
+  for (MemoryLayout l : all_memory_layouts())
+    if (l != MemoryLayout::contiguous)
+      for (DType x : {f32, DType::bf16})
+        for (bool b : {false, true})
+          if (!b || bwd) v.push_back(wide(point(64, 32, x, x, Regime::normal, EpsRegime::typical, b, false), l));
+  // Group counts past a vector of 4 or 8 rows and not a multiple of either (13) in bf16 and
+  // f16, forward and backward: a kernel's tail of rows.
+  for (DType x : {DType::bf16, DType::f16})
+    for (bool b : {false, true})
+      if (!b || bwd) v.push_back(point(33, 13, x, x, Regime::normal, EpsRegime::typical, b, false));
+  // Backward of narrow data with binary32 parameters and outputs: parameter gradients kept in
+  // the data's dtype show (the outputs' dtype is out_dtype's).
+  if (bwd)
+    for (DType x : {DType::bf16, DType::f16}) {
+      Dims d = point(33, 3, x, f32, Regime::normal, EpsRegime::typical, true, false);
+      d.out = f32;
+      v.push_back(d);
+    }
+  // The widest rows in the data's half-precision dtypes (32769: past a 32768-value tile).
+  for (DType x : {DType::bf16, DType::f16}) v.push_back(point(32769, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
   if (t == Tier::quick) return v;
   for (std::int64_t p = 2048; p <= 65536; p *= 2)
     for (std::int64_t w : {p - 1, p, p + 1}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));

@@ -21,7 +21,15 @@
 //                 combination, a second reduction stage); backward over 300 groups (f32,
 //                 bf16) and 4099 groups of width 8 (dgamma and dbeta reduced over the rows in
 //                 tiles and stages). A gap audit's faulty backends (each modelled on a
-//                 published bug class) passed the quick tier without them.
+//                 published bug class) passed the quick tier without them;
+//   structure     (Dims::wide) the op's large structural choices over 32 groups of 64
+//                 values: a 2-D normalized_shape, 8 or 16 channels per group, 16 or 32
+//                 channels (channels_last from C = 16), the optional inputs present, in
+//                 f32/bf16/f16 forward and backward and through every view in f32 and bf16;
+//                 13 groups in bf16 and f16 (a tail of rows past 4 and 8), forward and
+//                 backward; backward of bf16/f16 data with binary32 parameters and outputs;
+//                 rows of 32769 values in bf16 and f16. A second audit's faulty backends
+//                 passed the quick tier without them (tests/matrix_test.cpp).
 // full: quick, plus widths 2^k +- 1 up to 65537 and primes (one group; 8192 +- 1 and
 // 32768 +- 1 also in bf16 and f16), 65537 groups of
 // widths 1 and 3 (grid limits on the rows), every regime x dtype x eps regime, every quick

@@ -61,6 +61,7 @@ std::string Dims::str() const {
   if (backward) s += " backward";
   if (default_convention) s += " defaults";
   if (layout != MemoryLayout::contiguous) s += fmt::format(" layout={}", to_string(layout));
+  if (wide) s += " wide";
   return s + fmt::format(" seed={}", seed);
 }
 

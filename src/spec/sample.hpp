@@ -62,6 +62,13 @@ struct Dims {
   bool backward = false;   ///< the gradients (ops with a backward), input dy ~ N(0, 1)
   bool default_convention = false;  ///< op parameters and affine at the op's defaults
   MemoryLayout layout = MemoryLayout::contiguous;  ///< how the inputs are handed over (Problem::layout)
+  /// The op's structure from its large end, where its rules have one: a normalized_shape of
+  /// two dims ([4, width / 4] where 4 divides width), group_norm's 8 or 16 channels per group,
+  /// instance_norm's 16 channels, the fused residual's bias and the quantizing norms'
+  /// residual present. A gap audit's faulty backends wrong only there (gamma indexed by
+  /// group at 8 channels per group, channels_last read as channels-first from C = 16,
+  /// statistics over the last dim of a 2-D normalized_shape) passed every small draw.
+  bool wide = false;
   std::uint64_t seed = 1;  ///< the values and the op's own choices
   /// "layer_norm w=17 rows=3 x=bf16 param=f32 regime=shifted eps=typical seed=5"
   std::string str() const;

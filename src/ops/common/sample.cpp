@@ -4,6 +4,11 @@ namespace normcheck::ops::sampling {
 
 void rows_x(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
+  if (d.wide && d.width % 4 == 0 && d.width >= 8) {  // a normalized_shape of two dims
+    p.inputs["x"] = s.x(Shape{d.rows, 4, d.width / 4}, d.width);
+    p.conv.normalized_shape = Shape{4, d.width / 4};
+    return;
+  }
   Shape xs{d.rows, d.width};
   if (d.rows % 2 == 0 && s.coin(0.3)) xs = {2, d.rows / 2, d.width};
   p.inputs["x"] = s.x(xs, d.width);

@@ -55,7 +55,7 @@ void sample_residual(Sampler& s, Problem& p) {
   const Tensor& x = p.x();
   const DType rdt = d.x != DType::f64 && d.x != DType::f32 && s.vary() && s.coin(0.3) ? DType::f32 : d.x;
   p.inputs["residual"] = s.data(x.shape(), rdt, d.width);
-  if (s.vary() && s.coin(0.3)) p.inputs["bias"] = s.shift(p.conv.normalized_shape);
+  if ((s.vary() && s.coin(0.3)) || d.wide) p.inputs["bias"] = s.shift(p.conv.normalized_shape);
   if (s.vary() && s.coin(0.3)) p.conv.norm_input = NormInput::unrounded;
 }
 

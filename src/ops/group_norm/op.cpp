@@ -53,17 +53,21 @@ void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
   std::int64_t n, c, l;
   if (p.op == Op::group_norm) {
-    std::int64_t cpg = 1;  // channels per group: a divisor of width among 1..4
-    if (s.vary())
+    std::int64_t cpg = 1;  // channels per group: a divisor of width among 1..4 (wide: 16, 8, 4, 2)
+    if (d.wide) {
+      for (std::int64_t k : {16, 8, 4, 2})
+        if (d.width % k == 0) { cpg = k; break; }
+    } else if (s.vary()) {
       for (std::int64_t k : {s.pick<std::int64_t>({1, 2, 3, 4}), std::int64_t{1}})
         if (d.width % k == 0) { cpg = k; break; }
-    const std::int64_t G = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1;
+    }
+    const std::int64_t G = d.wide ? 2 : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1;
     p.conv.num_groups = G;
     c = G * cpg;
     l = d.width / cpg;
     n = std::max<std::int64_t>(1, (d.rows + G - 1) / G);
   } else {
-    c = std::min<std::int64_t>(d.rows, s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1);
+    c = std::min<std::int64_t>(d.rows, d.wide ? 16 : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1);
     l = d.width;
     n = std::max<std::int64_t>(1, (d.rows + c - 1) / c);
   }

@@ -140,7 +140,7 @@ const MutantDef kPerTensor{"quant_per_tensor_scale",
 void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
   sampling::rows_x(s, p);
-  if (s.vary() && s.coin(0.3)) fused::sample_residual(s, p);
+  if ((s.vary() && s.coin(0.3)) || d.wide) fused::sample_residual(s, p);
   if (!is_quantized(p.out_dtype)) p.out_dtype = s.pick({DType::fp8_e4m3fn, DType::fp8_e5m2, DType::int8});
   Convention& c = p.conv;
   if (s.vary()) {
