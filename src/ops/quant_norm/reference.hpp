@@ -21,14 +21,17 @@
 // Condition magnitudes (first order, relative perturbations u of every input and of each
 // rounded intermediate, triangle inequality):
 //   static:   c_v = c_j / s + |v_j|                         (the scale's own perturbation)
-//   dynamic:  s = max|y| / qmax, amax = |y_k|: c_s = s (c_k / |y_k| + 1), and
-//             c_v = (c_j + |y_j| c_k / |y_k|) / s + |v_j|   (|v_j|: the division by s, whose
-//             rounding moves v_j by <= u |v_j|; s's own rounding enters through c_k/|y_k|'s "+")
+//   dynamic:  s = max|y| / qmax, amax = |y_k|, c_a = max_i c_i (the max moves by at most the
+//             largest change of one y_i, whichever is the largest after it):
+//             c_s = s (c_a / |y_k| + 1), and
+//             c_v = (c_j + |y_j| c_a / |y_k|) / s + |v_j|   (|v_j|: the division by s, whose
+//             rounding moves v_j by <= u |v_j|; s's own rounding enters through c_a/|y_k|'s "+")
 //   floored:  s = scale_floor is exact: c_v = c_j / s + |v_j|, c_s = 0.
 // The multiplier form reports 1/s with c = (1/s)(c_s / s). The scale output is measured
 // in binary32 like any output.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -116,7 +119,18 @@ void quant_row(const Problem& p, const RowLayout& l, std::int64_t r, const Quant
     s = amax / a.qmax;
     bool floored = false;
     if (s < a.floor) s = a.floor, floored = true;  // NaN stays NaN
-    else if (amax > T(0)) rel_s = T(cy[static_cast<std::size_t>(k)]) / amax;
+    else if (amax > T(0)) {
+      // amax's condition magnitude: max_j c_j, not the argmax's own c_k. The max of |y_j| moves
+      // by at most the largest change of one y_j (it is 1-Lipschitz in the max norm), whichever
+      // value is the largest after the change; c_k alone understates it where another value
+      // is tied with the max or nearer to it than a kernel's error. And the argmax of such
+      // near-ties is not the same on both evaluations: MPFR separates values 1e-38 apart
+      // (an f16 row plus an f32 residual of subnormals) that the ball path cannot, so the two
+      // paths kept different magnitudes for one scale (equivalence run, seed 17).
+      double cmax = 0;
+      for (std::int64_t j = 0; j < l.m; ++j) cmax = std::max(cmax, cy[static_cast<std::size_t>(j)]);
+      rel_s = T(cmax) / amax;
+    }
     // s == floor (floored, or equal to it): the scale is the exact floor. (A ball decides the
     // equality by two strict comparisons, or leaves the row to MPFR.)
     const bool at_floor = floored || (!(s < a.floor) && !(s > a.floor));
