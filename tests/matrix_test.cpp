@@ -87,7 +87,15 @@ TEST_CASE("coverage matrix quick: every op has the structure points, with their 
         CHECK(get(base + "w33_r3_" + std::string(x) + "_f32_normal_typical_outf32_bwd"));
       }
     }
-    for (const char* l : {"offset", "padded", "transposed"}) CHECK(get(base + "w64_r32_bf16_bf16_normal_typical_" + l + "_wide"));
+    // every view, in f32 and bf16, forward and backward (a view that leaves x in row-major
+    // order is refused by the draw and would drop out silently)
+    for (const char* l : {"offset", "padded", "transposed", "channels_last"})
+      for (const char* x : {"f32", "bf16"})
+        for (const char* b : {"", "_bwd"}) {
+          if (*b && !bwd) continue;
+          INFO(l << " " << x << b);
+          CHECK(get(base + "w64_r32_" + x + "_" + x + "_normal_typical" + b + "_" + l + "_wide"));
+        }
     // The structure itself, in the f32 forward point (and the backward one where there is one).
     for (const std::string suffix : {"_wide", "_bwd_wide"}) {
       if (suffix == "_bwd_wide" && !bwd) continue;

@@ -63,9 +63,11 @@ struct Dims {
   bool default_convention = false;  ///< op parameters and affine at the op's defaults
   MemoryLayout layout = MemoryLayout::contiguous;  ///< how the inputs are handed over (Problem::layout)
   /// The op's structure from its large end, where its rules have one: a normalized_shape of
-  /// two dims ([4, width / 4] where 4 divides width), group_norm's 8 or 16 channels per group,
-  /// instance_norm's 16 channels, the fused residual's bias and the quantizing norms'
-  /// residual present. A gap audit's faulty backends wrong only there (gamma indexed by
+  /// two dims ([4, width / 4] where 4 divides width), group_norm's channels per group the
+  /// largest of 16, 8, 4, 2 dividing width (16 at the matrix's width 64) in 2 groups,
+  /// instance_norm's 16 channels, batch_norm's spatial size 4 (its channels are the groups),
+  /// qk_norm's 4 heads, the fused residual's bias and the quantizing norms' residual (with
+  /// that bias) present. A gap audit's faulty backends wrong only there (gamma indexed by
   /// group at 8 channels per group, channels_last read as channels-first from C = 16,
   /// statistics over the last dim of a 2-D normalized_shape) passed every small draw.
   bool wide = false;

@@ -135,10 +135,13 @@ const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls 
 /// need two values per channel: a width of 1 draws eval with running stats.
 void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
-  std::int64_t l = 1;
-  if (s.vary())
+  std::int64_t l = 1;  // spatial size: 1, 2 or 4 (wide: 4, so that a channels_last view is one)
+  if (d.wide) {
+    if (d.width % 4 == 0) l = 4;
+  } else if (s.vary()) {
     for (std::int64_t k : {s.pick<std::int64_t>({1, 2, 4}), std::int64_t{1}})
       if (d.width % k == 0) { l = k; break; }
+  }
   const std::int64_t n = d.width / l, c = d.rows;
   p.inputs["x"] = s.x(sampling::channel_shape(n, c, l), l);
   Convention& cv = p.conv;

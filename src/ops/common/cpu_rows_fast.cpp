@@ -858,7 +858,8 @@ template <bool kCenter, bool kWidenBf16 = false>
   V16 sq[kTile];
   for (int i = 0; i < kTile; ++i) {
     U16 a = {}, o = kCenter ? U16{} : ~U16{};
-    [[maybe_unused]] const U16 x0b = U16{} + float_bits(xr[i][0]);
+    // x_0's bits: from the bf16 row itself where the scan widens it (the buffer is not filled yet)
+    [[maybe_unused]] const U16 x0b = U16{} + (kWidenBf16 ? static_cast<std::uint32_t>(raw[i][0]) << 16 : float_bits(xr[i][0]));
     tile_lanes(xr[i], m, &sq[i], [&](const float* q, [[maybe_unused]] V16& acc) __attribute__((always_inline)) {
       U16 u;
       if constexpr (kWidenBf16) {  // the row's bf16 values widened into its buffer (xr[i]) here

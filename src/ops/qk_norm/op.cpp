@@ -67,7 +67,7 @@ const ConventionKey kQkForm{"qk_form", "rms (RMSNorm per head, scores / sqrt(d_k
 /// rows; the rms form with gains none | gamma | one_plus_w, or the l2 form with g.
 void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
-  const std::int64_t h = s.vary() && d.rows >= 2 ? s.pick<std::int64_t>({1, 2}) : 1;
+  const std::int64_t h = d.wide && d.rows >= 4 ? 4 : s.vary() && d.rows >= 2 ? s.pick<std::int64_t>({1, 2}) : 1;  // heads
   const std::int64_t t = (d.rows + h - 1) / h, kv = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 2;
   p.inputs["q"] = s.x(Shape{1, h, t, d.width}, d.width);
   p.inputs["k"] = s.x(Shape{1, h, kv, d.width}, d.width);
