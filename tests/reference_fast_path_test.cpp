@@ -1003,3 +1003,44 @@ TEST_CASE("reference: the MPFR path's rounding tests find the boundaries, and MP
   reference::detail::check_rounding(mp256(1.0) + mp256(0x1p-53) - mp256(0x1p-200), DType::f64);
   CHECK(reference::undecided_roundings() == n0 + 3);
 }
+
+TEST_CASE("reference: the dynamic scale's condition magnitude is the row's largest, on both paths (near-tied maxima)", "[reference][fastpath]") {
+  // Found by the equivalence run at scale (NORMCHECK_EQUIV_SEED=17): layer_norm_quant f16
+  // with an f32 residual of subnormals; row 8's |y_0|, |y_1| and |y_4| tie to 1e-38 relative,
+  // which MPFR separates and the ball path cannot, so the argmax's own condition magnitude
+  // differed between them (9.52e-5 vs 1.16e-4 for the scale). The max of |y| moves by at most
+  // the largest change of one y_j: c_s = s (max_j c_j / amax + 1) on both.
+  Dims d;
+  d.width = 8;
+  d.rows = 21;
+  d.x = DType::f16;
+  d.param = DType::f16;
+  d.regime = *parse_regime("subnormal");
+  d.eps = *parse_eps_regime("comparable");
+  d.seed = 12278542597539599246ull;
+  const Problem p = *draw_problem(*ops::find("layer_norm_quant"), d);
+  REQUIRE(p.inputs.count("residual") == 1);
+  REQUIRE(p.conv.quant_scale == QuantScale::dynamic_per_token);
+  std::string first;
+  CHECK(differences(p, &first) == 0);
+  INFO(first);
+  // Row 8: the scale's magnitude is s (max_j c_j / amax + 1) from the row's own magnitudes
+  // (the norm's c_j, divided out of y's: c_v = (c_j + |y_j| c_a / amax) / s + |v_j|, so
+  // c_v s - |v_j| s = c_j + |y_j| c_a / amax), within the kept magnitudes' binary32 step.
+  reference::set_fast_path(false);
+  const ExactOutputs o = reference::evaluate_exact(p);
+  const ExactOutput& sc = o.at("scale");
+  const ExactOutput& y = o.at("y");
+  const double s = static_cast<double>(sc.exact_at(8)), qmax = 57344.0;  // e5m2
+  REQUIRE(p.out_dtype == DType::fp8_e5m2);
+  const double amax = s * qmax, c_s = sc.cond[8];
+  const double c_a = (c_s / s - 1) * amax;  // the c_a the scale was formed with
+  double largest = 0;
+  for (std::int64_t j = 0; j < 8; ++j) {
+    const double v = std::fabs(static_cast<double>(y.exact_at(8 * 8 + j)));
+    const double c_j = (y.cond[static_cast<std::size_t>(8 * 8 + j)] - v) * s - v * s * c_a / amax;  // this element's own c_j
+    largest = std::max(largest, c_j);
+  }
+  CHECK(largest == Approx(c_a).epsilon(1e-5));  // c_a is the largest c_j (the argmax's own was 4.12 where the largest is 5.33)
+  reference::set_fast_path(true);
+}
