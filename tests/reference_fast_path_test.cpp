@@ -75,6 +75,20 @@ std::int64_t differences(const Problem& p, std::string* first = nullptr) {
   return n;
 }
 
+/// The problem drawn at these dims (a difference the equivalence run found, replayed by its
+/// Dims::str(): op, w, rows, x, param, regime, eps, seed).
+Problem drawn(Op op, std::int64_t width, std::int64_t rows, DType x, DType param, const char* regime, const char* eps, std::uint64_t seed) {
+  Dims d;
+  d.width = width;
+  d.rows = rows;
+  d.x = x;
+  d.param = param;
+  d.regime = *parse_regime(regime);
+  d.eps = *parse_eps_regime(eps);
+  d.seed = seed;
+  return *draw_problem(op, d);
+}
+
 std::int64_t env_rows(std::int64_t dflt) {
   const char* e = std::getenv("NORMCHECK_EQUIV_ROWS");
   return e ? std::max<std::int64_t>(1, std::atoll(e)) : dflt;
@@ -943,15 +957,7 @@ TEST_CASE("reference: a result within 2^-P of a rounding boundary is rounded fro
   // 0.75 * 0x1.35adc6p+1 = 0x1.d084a9p+0 (a binary32 midpoint) plus 0.25 v_u, v_u ~ 2^-297:
   // above the midpoint, so binary32 rounds it up. At P = 256 bits MPFR lost v_u and rounded the
   // midpoint to even (0x1.d084a8p+0); the fast path's double-double kept it.
-  Dims d;
-  d.width = 2;
-  d.rows = 10;
-  d.x = DType::f32;
-  d.param = DType::f32;
-  d.regime = *parse_regime("subnormal");
-  d.eps = *parse_eps_regime("typical");
-  d.seed = 7428169574193895203ull;
-  const Problem p = *draw_problem(Op::batch_norm, d);
+  const Problem p = drawn(Op::batch_norm, 2, 10, DType::f32, DType::f32, "subnormal", "typical", 7428169574193895203ull);
   REQUIRE(!p.conv.momentum);
   REQUIRE(p.conv.num_batches_tracked == 3);
   REQUIRE(p.input("running_var")->get(7) == 0x1.35adc6p+1);
@@ -1010,15 +1016,7 @@ TEST_CASE("reference: the dynamic scale's condition magnitude is the row's large
   // which MPFR separates and the ball path cannot, so the argmax's own condition magnitude
   // differed between them (9.52e-5 vs 1.16e-4 for the scale). The max of |y| moves by at most
   // the largest change of one y_j: c_s = s (max_j c_j / amax + 1) on both.
-  Dims d;
-  d.width = 8;
-  d.rows = 21;
-  d.x = DType::f16;
-  d.param = DType::f16;
-  d.regime = *parse_regime("subnormal");
-  d.eps = *parse_eps_regime("comparable");
-  d.seed = 12278542597539599246ull;
-  const Problem p = *draw_problem(*ops::find("layer_norm_quant"), d);
+  const Problem p = drawn(*ops::find("layer_norm_quant"), 8, 21, DType::f16, DType::f16, "subnormal", "comparable", 12278542597539599246ull);
   REQUIRE(p.inputs.count("residual") == 1);
   REQUIRE(p.conv.quant_scale == QuantScale::dynamic_per_token);
   std::string first;
