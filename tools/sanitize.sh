@@ -41,4 +41,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:handle_segv=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cmake --build "$b" -j "$jobs"
 cd "$b"
-ctest --output-on-failure -j "$jobs" "$@"
+# adapters_onnxruntime_suite: the default suite through ONNX Runtime, a check of ONNX Runtime's
+# findings list that the release ctest and .ci/run's own step already run; here it would only
+# repeat the reference over every case under the sanitizers (the worker protocol it uses is
+# sanitized by adapters_numpy and the cli tests).
+ctest --output-on-failure -j "$jobs" -E '^adapters_onnxruntime_suite$' "$@"
