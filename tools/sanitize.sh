@@ -4,7 +4,8 @@
 #
 # Usage: tools/sanitize.sh [extra ctest arguments, e.g. -R npy]
 # Env:   JOBS (build and ctest parallelism, default 2), CXX (default g++).
-# Flags: -fsanitize=address,undefined -fno-omit-frame-pointer at -O1 -g, with
+# Flags: -fsanitize=address,undefined -fno-omit-frame-pointer at -O0 -g1 (line tables: reports
+#        name file and line), with
 #        _GLIBCXX_ASSERTIONS (bounds checks in std::string/vector operator[], back(), front():
 #        the out-of-range string access of issue 19 stays inside an SSO buffer, where ASan
 #        alone cannot see it) and assert() on (nlohmann's JSON_ASSERT included).
@@ -24,12 +25,17 @@ san="-fsanitize=address,undefined -fno-omit-frame-pointer"
 # (F16C, AVX-512 and streaming stores, AVX512-BF16) are still built and taken where the CPU
 # has them. This build's tier tests: x86-64 runs, x86-64-v3 is Skipped (the release build's
 # ctest runs every tier).
-tier="-DNORMCHECK_NO_CPU_DISPATCH"
+# -O0 -g1, not -O1 -g, and no flatten (NORMCHECK_NO_FLATTEN) in cpu_rows_fast.cpp: the build is
+# most of this script's time, and at -O1 -g under the sanitizers it took 38 minutes on the
+# 2-core CI machine (the reference's MPFR templates: 2-3 minutes per op file; -O0 compiles
+# them 15x faster). The sanitizers see more at -O0, where nothing is optimized away; the
+# tests run slower, which the volume exclusions below pay for.
+tier="-DNORMCHECK_NO_CPU_DISPATCH -DNORMCHECK_NO_FLATTEN"
 # C++ only: the C plugins in tools/plugins are the third-party code the plugin tests contain,
 # some crashing on purpose (UBSan would stop libnc_fault_segfault's null store before the
 # SIGSEGV that tests/cli/backends_test.sh expects); they run inside the sanitized host.
 cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Debug -DNORMCHECK_CUDA=OFF -DCMAKE_CXX_COMPILER="${CXX:-g++}" \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g -D_GLIBCXX_ASSERTIONS" -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1 -D_GLIBCXX_ASSERTIONS" -DCMAKE_C_FLAGS_DEBUG="-O0 -g1" \
   -DCMAKE_CXX_FLAGS="$san $tier" -DCMAKE_C_FLAGS="" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   >"$b/configure.log" 2>&1 ||
   { cat "$b/configure.log"; exit 2; }
@@ -41,8 +47,20 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:handle_segv=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cmake --build "$b" -j "$jobs"
 cd "$b"
-# adapters_onnxruntime_suite: the default suite through ONNX Runtime, a check of ONNX Runtime's
-# findings list that the release ctest and .ci/run's own step already run; here it would only
-# repeat the reference over every case under the sanitizers (the worker protocol it uses is
-# sanitized by adapters_numpy and the cli tests).
-ctest --output-on-failure -j "$jobs" -E '^adapters_onnxruntime_suite$' "$@"
+# Left out here, run by the release ctest (README's test command), because what they add is
+# volume: the same code over more inputs, checked for bit-for-bit agreement, which the
+# sanitizers do not check and the release build does:
+# - adapters_onnxruntime_suite: the default suite through ONNX Runtime against its findings
+#   list (the worker protocol it uses is sanitized by adapters_numpy and the cli tests);
+# - reference_fast_path_no_fma: every "reference fast path" test again with Dekker's
+#   TwoProduct instead of the FMA (scalar binary64 arithmetic: nothing for ASan to see);
+# - "reference fast path: every bundled ...": the certified path against MPFR on every
+#   bundled case (both paths run under the sanitizers on every bundled case in "bundled
+#   cases: reference and cpu pass every case", the cli tests and the main job's suite);
+# - cpu_fast_rows_x86_64: "cpu fast rows" at the baseline tier, which is the only tier of
+#   this build (NORMCHECK_NO_CPU_DISPATCH): the same run twice.
+# The random equivalence tests draw 300 rows per kind here (NORMCHECK_EQUIV_ROWS; 3000 in the
+# release ctest).
+export NORMCHECK_EQUIV_ROWS=${NORMCHECK_EQUIV_ROWS:-300}
+ctest --output-on-failure -j "$jobs" \
+  -E '^(adapters_onnxruntime_suite|reference_fast_path_no_fma|cpu_fast_rows_x86_64|reference fast path: every bundled .*)$' "$@"

@@ -1104,15 +1104,25 @@ template <bool kCenter, YPath kY, XPath kX>
     rows_to<kCenter, kX>(f, r0, r1, BlockDst<std::uint16_t>{f.y->as<std::uint16_t>(), tmp, f.put_u16, f.nontemporal});
   }
 }
+// NORMCHECK_NO_FLATTEN (tools/sanitize.sh): the same functions without flatten, the inlining
+// left to the compiler. Under ASan + UBSan, flatten's whole-function inlining made this one
+// file compile for ~8 minutes at one tier on the 2-core CI machine; the sanitizers check the
+// source's memory accesses and arithmetic, which inlining does not change.
+#ifdef NORMCHECK_NO_FLATTEN
+#define NC_FLATTEN
+#else
+#define NC_FLATTEN flatten,
+#endif
 #define NC_TIER_ROWS(ATTRIBUTES, NAME)           \
   template <bool kCenter, YPath kY, XPath kX>    \
   ATTRIBUTES void NAME(const FastRows& f, std::int64_t r0, std::int64_t r1) { rows_of<kCenter, kY, kX>(f, r0, r1); }
 #ifdef NC_TIERS
-NC_TIER_ROWS(__attribute__((target("arch=x86-64-v4"), flatten, noinline)), rows_v4)
-NC_TIER_ROWS(__attribute__((target("arch=x86-64-v3"), flatten, noinline)), rows_v3)
+NC_TIER_ROWS(__attribute__((target("arch=x86-64-v4"), NC_FLATTEN noinline)), rows_v4)
+NC_TIER_ROWS(__attribute__((target("arch=x86-64-v3"), NC_FLATTEN noinline)), rows_v3)
 #endif
-NC_TIER_ROWS(__attribute__((flatten, noinline)), rows_baseline)
+NC_TIER_ROWS(__attribute__((NC_FLATTEN noinline)), rows_baseline)
 #undef NC_TIER_ROWS
+#undef NC_FLATTEN
 
 using Rows = void (*)(const FastRows&, std::int64_t, std::int64_t);
 template <bool kCenter, YPath kY, XPath kX>
