@@ -23,11 +23,11 @@ san="-fsanitize=address,undefined -fno-omit-frame-pointer"
 # 2-core machine (CI has 90 minutes for everything). The sanitizers check the source's memory
 # accesses and arithmetic, which are the same at each tier; the instruction-specific helpers
 # (F16C, AVX-512 and streaming stores, AVX512-BF16) are still built and taken where the CPU
-# has them. This build's tier tests: x86-64 runs, x86-64-v3 is Skipped (the release build's
-# ctest runs every tier).
+# has them. This build's tier tests: x86-64-v3 is Skipped, x86-64 is left out below (the
+# release build's ctest runs every tier).
 # -O0 -g1, not -O1 -g, and no flatten (NORMCHECK_NO_FLATTEN) in cpu_rows_fast.cpp: the build is
 # most of this script's time, and at -O1 -g under the sanitizers it took 38 minutes on the
-# 2-core CI machine (the reference's MPFR templates: 2-3 minutes per op file; -O0 compiles
+# 2-core CI machine (the reference's MPFR templates: 1-2.5 minutes per op file; -O0 compiles
 # them 15x faster). The sanitizers see more at -O0, where nothing is optimized away; the
 # tests run slower, which the volume exclusions below pay for.
 tier="-DNORMCHECK_NO_CPU_DISPATCH -DNORMCHECK_NO_FLATTEN"
@@ -55,8 +55,9 @@ cd "$b"
 # - reference_fast_path_no_fma: every "reference fast path" test again with Dekker's
 #   TwoProduct instead of the FMA (scalar binary64 arithmetic: nothing for ASan to see);
 # - "reference fast path: every bundled ...": the certified path against MPFR on every
-#   bundled case (both paths run under the sanitizers on every bundled case in "bundled
-#   cases: reference and cpu pass every case", the cli tests and the main job's suite);
+#   bundled case (the reference, its certified path and MPFR where that falls back, runs
+#   under the sanitizers on every bundled case in "bundled cases: reference and cpu pass
+#   every case" and the cli tests; the MPFR path alone in the "reference:" tests);
 # - cpu_fast_rows_x86_64: "cpu fast rows" at the baseline tier, which is the only tier of
 #   this build (NORMCHECK_NO_CPU_DISPATCH): the same run twice.
 # The random equivalence tests draw 300 rows per kind here (NORMCHECK_EQUIV_ROWS; 3000 in the
