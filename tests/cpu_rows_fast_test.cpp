@@ -100,13 +100,15 @@ ModelOut model_row(const std::vector<float>& x, bool center, const Convention& c
   return o;
 }
 
-Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affine affine, int fill, unsigned seed) {
+Problem make(Op op, DType xt, DType yt, std::int64_t rows, std::int64_t m, Affine affine, int fill, unsigned seed,
+             EpsPlacement placement = EpsPlacement::inside_sqrt) {
   Problem p;
   p.op = op;
   p.out_dtype = yt;
   p.conv.normalized_shape = {m};
   p.conv.affine = affine;
   p.conv.eps = fill == 6 ? 0.0 : 1e-5;  // 6: the variance alone decides the denominator
+  p.conv.eps_placement = placement;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01;
   std::vector<double> v(static_cast<std::size_t>(rows * m));
@@ -206,9 +208,13 @@ TEST_CASE("cpu fast rows: bit for bit the documented order, every dtype, width a
               // every tile and in the pair and the single row; widths 1-33 and 255 run every
               // fill's rows through the pairs and single rows alone.
               const std::int64_t rows = m <= 256 ? 35 : 3;
-              const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill));
+              // Every eps placement (the denominators of a tile go 16 at a time, tile_ri, or
+              // row by row): by width and fill, each placement meets every fill at the widths
+              // of tiles (m / 16 = 1, 2, 3, 4, 5, 8, 16) and the others.
+              const auto placement = static_cast<EpsPlacement>((m / 16 + m + fill) % 4);
+              const Problem p = make(op, xt, yt, rows, m, af, fill, static_cast<unsigned>(m * 7 + fill), placement);
               INFO(to_string(op) << " x " << dtype_name(xt) << " y " << dtype_name(yt) << " m " << m << " affine "
-                                 << static_cast<int>(af) << " fill " << fill);
+                                 << static_cast<int>(af) << " fill " << fill << " eps placement " << static_cast<int>(placement));
               // Each way of storing y (ordinary stores; a block buffer with streaming stores
               // where this CPU has them, whose heads and tails at unaligned row starts these
               // widths reach): the same bits.

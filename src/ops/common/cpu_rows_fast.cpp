@@ -552,6 +552,15 @@ struct Spread {
   __builtin_memcpy(&v, &u, 4);
   return v;
 }
+/// A vector of 16 copies of v, as one broadcast: GCC 12 built `U16{} + v` inside tile_stats'
+/// row loop lane by lane (16 masked broadcasts in a chain, a fifth of layer_norm bf16
+/// [65536, 64]'s kernel samples).
+/// (Through a pointer: a generic vector returned by value crosses the baseline tier's calls
+/// by another ABI.)
+[[gnu::always_inline]] inline void splat16(std::uint32_t v, U16* out) {
+  const U4 a = {v, 0, 0, 0};
+  *out = __builtin_shufflevector(a, a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
 /// Whether a row is constant (layer_norm's mean is then x_0 s exactly), from the scan: x0b,
 /// x_0's bits; amb, max |x|'s bits; diff, the or of x_j ^ x_0 over the row. Every value has
 /// x_0's bits, or x_0 is +-0 and max |x| is 0 (the only finite values equal to another with
@@ -821,6 +830,40 @@ template <LaneOp kOp, class V>
                __builtin_shufflevector(w[0], w[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
 }
 
+/// row_ri for the kTile rows of a tile at once (those neither bad nor left to row_stats,
+/// bit `i` of `left`), lane by lane the same binary64 operations in the same order as
+/// inv_scaled_denominator (row_kernel.hpp), so each row's 1/D is bit for bit row_ri's: a
+/// division, a square root and a division are correctly rounded whether one value or eight go
+/// at once (-fno-math-errno, CMakeLists.txt: the square roots vectorize). Row by row, their
+/// latency chain was 14% of layer_norm bf16 [65536, 64]'s time. The clamping placements
+/// (fmax) keep row_ri.
+[[gnu::always_inline]] inline void tile_ri(const FastRows& f, RowStats* st, unsigned left) {
+  const Convention& c = *f.conv;
+  if (c.eps_placement != EpsPlacement::inside_sqrt && c.eps_placement != EpsPlacement::outside_sqrt) {
+    for (int i = 0; i < kTile; ++i)
+      if (!st[i].bad && !(left >> i & 1)) st[i].ri = row_ri(f, st[i]);
+    return;
+  }
+  const double eps = c.eps, dof = static_cast<double>(f.dof);
+  double vs[kTile], sv[kTile], d[kTile];
+  for (int i = 0; i < kTile; ++i) {
+    vs[i] = static_cast<double>(st[i].ss);
+    sv[i] = st[i].s;
+  }
+  for (int i = 0; i < kTile; ++i) vs[i] = vs[i] / dof;
+  if (c.eps_placement == EpsPlacement::inside_sqrt) {
+    for (int i = 0; i < kTile; ++i) d[i] = vs[i] + eps * sv[i] * sv[i];
+    for (int i = 0; i < kTile; ++i) d[i] = std::sqrt(d[i]);
+  } else {
+    for (int i = 0; i < kTile; ++i) d[i] = std::sqrt(vs[i]);
+    for (int i = 0; i < kTile; ++i) d[i] = d[i] + eps * sv[i];
+  }
+  for (int i = 0; i < kTile; ++i) d[i] = 1.0 / d[i];
+  const bool zero_huge = !(eps > 0);  // inv_scaled_denominator's all_zero case
+  for (int i = 0; i < kTile; ++i)
+    if (!st[i].bad && !(left >> i & 1)) st[i].ri = static_cast<float>(zero_huge && st[i].ss == 0 ? HUGE_VAL : d[i]);
+}
+
 /// Passes 1-3 of kTile rows of m values each (m <= kWideBlock, a multiple of 16), row i read
 /// from xr[i][0, m), into st[i]: bit for bit row_stats' results (the same operations on the
 /// same operands in the same order, 16 lanes of one row at a time; only the reductions are
@@ -859,7 +902,8 @@ template <bool kCenter, bool kWidenBf16 = false>
   for (int i = 0; i < kTile; ++i) {
     U16 a = {}, o = kCenter ? U16{} : ~U16{};
     // x_0's bits: from the bf16 row itself where the scan widens it (the buffer is not filled yet)
-    [[maybe_unused]] const U16 x0b = U16{} + (kWidenBf16 ? static_cast<std::uint32_t>(raw[i][0]) << 16 : float_bits(xr[i][0]));
+    [[maybe_unused]] U16 x0b;
+    splat16(kWidenBf16 ? static_cast<std::uint32_t>(raw[i][0]) << 16 : float_bits(xr[i][0]), &x0b);
     tile_lanes(xr[i], m, &sq[i], [&](const float* q, [[maybe_unused]] V16& acc) __attribute__((always_inline)) {
       U16 u;
       if constexpr (kWidenBf16) {  // the row's bf16 values widened into its buffer (xr[i]) here
@@ -934,8 +978,7 @@ template <bool kCenter, bool kWidenBf16 = false>
       else to_row_stats |= 1u << i;
     }
   }
-  for (int i = 0; i < kTile; ++i)
-    if (!st[i].bad && !(to_row_stats >> i & 1)) st[i].ri = row_ri(f, st[i]);
+  tile_ri(f, st, to_row_stats);
   return to_row_stats;
 }
 
