@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -127,4 +128,42 @@ TEST_CASE("coverage matrix quick: every op has the structure points, with their 
     ++ops_checked;
   }
   CHECK(ops_checked >= 15);
+}
+
+// The placement points (matrix.hpp): a third gap audit's faulty backends (clamp_var and
+// clamp_norm swapped in rms_norm_quant; a backward that takes the inside_sqrt form for every
+// placement in batch_norm, group_norm and scale_norm) and the cpu kernels' NaN for constant
+// rows of |x| ~ 2^116 under outside_sqrt (1/D overflowed binary32) passed the default suite
+// before them. Each point exists for every op, in each direction it has, and its problem has
+// the placement named and, for constant_huge, rows of one value at the top of the range.
+TEST_CASE("coverage matrix quick: every op has every eps placement where eps decides", "[matrix]") {
+  std::map<std::string, const Problem*> by_name;
+  const std::vector<Case> all = coverage_matrix(Tier::quick);
+  for (const Case& cs : all) by_name[cs.name] = &cs.problem;
+  std::int64_t ops_checked = 0, points = 0;
+  for (Op op : ops::all()) {
+    if (!op.def().sample) continue;
+    const std::string o(op.name());
+    INFO(o);
+    for (const char* pl : {"inside_sqrt", "outside_sqrt", "clamp_var", "clamp_norm"})
+      for (const char* dir : {"", "_bwd"}) {
+        if (*dir && !op.def().has_backward()) continue;
+        for (const char* re : {"constant_typical", "constant_dominant", "tiny_comparable", "constant_huge_typical", "normal_comparable"}) {
+          const std::string name = "mx_" + o + "_w9_r2_f32_f32_" + re + dir + "_" + pl;
+          INFO(name);
+          const auto it = by_name.find(name);
+          REQUIRE(it != by_name.end());
+          const Problem& p = *it->second;
+          CHECK(to_string(p.conv.eps_placement) == pl);
+          CHECK((p.conv.direction == Direction::backward) == (*dir != '\0'));
+          if (std::string(re) == "constant_huge_typical") {
+            CHECK(std::abs(p.x().get(0)) >= 0x1p100);  // 2^117 N(0, 1): |N| below 2^-17 has odds 1e-5
+          }
+          ++points;
+        }
+      }
+    ++ops_checked;
+  }
+  CHECK(ops_checked >= 15);
+  CHECK(points >= 15 * 4 * 5);
 }

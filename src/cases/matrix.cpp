@@ -59,6 +59,7 @@ std::string matrix_case_name(Op op, const Dims& d) {
   if (d.default_convention) s += "_def";
   if (d.layout != MemoryLayout::contiguous) s += fmt::format("_{}", to_string(d.layout));
   if (d.wide) s += "_wide";
+  if (d.placement) s += fmt::format("_{}", to_string(*d.placement));
   return s;
 }
 
@@ -76,6 +77,22 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   for (EpsRegime e : all_eps_regimes())
     for (Regime r : {Regime::normal, Regime::constant, Regime::tiny})
       for (DType x : {f32, DType::bf16}) v.push_back(point(17, 2, x, x, r, e, false, false));
+  // Every eps placement where eps decides or shares the denominator (constant, tiny and
+  // huge constant rows; eps at the typical 1e-5, dominant, comparable), forward and backward:
+  // the op's own draw (sampling::statistic) picks a placement for 15% of its points only.
+  for (EpsPlacement pl : {EpsPlacement::inside_sqrt, EpsPlacement::outside_sqrt, EpsPlacement::clamp_var, EpsPlacement::clamp_norm})
+    for (bool b : {false, true})
+      if (!b || bwd) {
+        for (Regime r : {Regime::constant, Regime::tiny, Regime::constant_huge})
+          for (EpsRegime e : {EpsRegime::typical, EpsRegime::dominant, EpsRegime::comparable}) {
+            Dims d = point(9, 2, f32, f32, r, e, b, false);
+            d.placement = pl;
+            v.push_back(d);
+          }
+        Dims d = point(9, 2, f32, f32, Regime::normal, EpsRegime::comparable, b, false);
+        d.placement = pl;
+        v.push_back(d);
+      }
   v.push_back(point(33, 2, DType::bf16, f32, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 2, f32, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 2, DType::f16, f32, Regime::normal, EpsRegime::typical, false, false));

@@ -9,6 +9,12 @@
 //   narrow tails  widths 1, 3, 8, 9, 33, 65 in bf16, f16, f64;
 //   regimes       every magnitude regime x every data dtype, width 33;
 //   eps           every eps regime x {normal, constant, tiny} x {f32, bf16}, width 17;
+//   placements    every eps placement x {constant, tiny, constant_huge} x {typical,
+//                 dominant, comparable eps} and normal x comparable, forward and backward,
+//                 f32, width 9 (Dims::placement; a third audit's faulty backends, a swapped
+//                 clamp in rms_norm_quant and a backward blind to the placement in batch_norm,
+//                 group_norm and scale_norm, and the cpu kernels' NaN for huge constant rows,
+//                 passed the quick tier without them);
 //   parameters    bf16 data with f32 parameters, f32 with bf16, f16 with f32;
 //   output dtype  bf16 and f16 data with a binary32 output (eps or parameters rounded to
 //                 the data's dtype show there), typical and comparable eps;

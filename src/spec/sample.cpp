@@ -14,7 +14,7 @@ namespace normcheck {
 namespace {
 
 constexpr std::string_view kRegimeNames[] = {"normal", "integers", "shifted", "huge", "tiny",
-                                              "subnormal", "mixed", "constant", "zeros", "nonfinite"};
+                                              "subnormal", "mixed", "constant", "zeros", "nonfinite", "constant_huge"};
 constexpr std::string_view kEpsNames[] = {"typical", "zero", "dominant", "comparable", "unrepresentable"};
 
 /// SplitMix64: decorrelates the seeds of the separate streams of one draw.
@@ -44,7 +44,8 @@ std::optional<EpsRegime> parse_eps_regime(std::string_view s) noexcept {
 
 const std::vector<Regime>& all_regimes() {
   static const std::vector<Regime> v{Regime::normal, Regime::integers, Regime::shifted,  Regime::huge,  Regime::tiny,
-                                     Regime::subnormal, Regime::mixed, Regime::constant, Regime::zeros, Regime::nonfinite};
+                                     Regime::subnormal, Regime::mixed, Regime::constant, Regime::zeros, Regime::nonfinite,
+                                     Regime::constant_huge};
   return v;
 }
 
@@ -58,6 +59,7 @@ std::string Dims::str() const {
   std::string s = fmt::format("w={} rows={} x={} param={}", width, rows, dtype_name(x), dtype_name(param));
   if (out) s += fmt::format(" out={}", dtype_name(*out));
   s += fmt::format(" regime={} eps={}", to_string(regime), to_string(eps));
+  if (placement) s += fmt::format(" placement={}", to_string(*placement));
   if (backward) s += " backward";
   if (default_convention) s += " defaults";
   if (layout != MemoryLayout::contiguous) s += fmt::format(" layout={}", to_string(layout));
@@ -137,6 +139,11 @@ Tensor Sampler::data(const Shape& shape, DType dt, std::int64_t group) {
         fill([&](std::int64_t) { return c; });
         break;
       }
+      case Regime::constant_huge: {
+        const double c = std::ldexp(N(rng_), std::max(f.max_exp / 2 + 1, f.max_exp - 4 - 7));
+        fill([&](std::int64_t) { return c; });
+        break;
+      }
       case Regime::zeros: fill([&](std::int64_t) { return coin(0.5) ? 0.0 : -0.0; }); break;
       case Regime::nonfinite: {
         fill([&](std::int64_t) { return N(rng_); });
@@ -206,6 +213,7 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
   p.out_dtype = dims.out.value_or(dims.x);
   Sampler s(dims);
   d.sample(s, p);
+  if (dims.placement) p.conv.eps_placement = *dims.placement;
   if (dims.backward) {
     p.conv.direction = Direction::backward;
     p.inputs["dy"] = s.data(p.x().shape(), dims.x, dims.width);

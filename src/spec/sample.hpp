@@ -30,7 +30,11 @@ namespace normcheck {
 ///   constant   one value per row (variance 0: eps alone bounds the gain)
 ///   zeros      +0 and -0
 ///   nonfinite  N(0, 1) with one NaN, +inf or -inf in one position of one row
-enum class Regime : std::uint8_t { normal, integers, shifted, huge, tiny, subnormal, mixed, constant, zeros, nonfinite };
+///   constant_huge  one value per row, N(0, 1) times 2^(max_exp - 11) (the huge regime's top):
+///              scaled by 2^-e, eps s falls below the accumulation's range (a kernel's 1/D
+///              overflowed to inf and 0 * inf gave NaN where the exact y is 0: false-pass
+///              audit, 2026-12-07)
+enum class Regime : std::uint8_t { normal, integers, shifted, huge, tiny, subnormal, mixed, constant, zeros, nonfinite, constant_huge };
 /// eps relative to the data's variance v (estimated from the drawn x):
 ///   typical      1e-5 (the frameworks' default)
 ///   zero         0
@@ -59,6 +63,11 @@ struct Dims {
   std::optional<DType> out;  ///< output dtype; empty: x's (quantizing ops: their own draw)
   Regime regime = Regime::normal;
   EpsRegime eps = EpsRegime::typical;
+  /// The eps placement, set after the op's own draw (empty: the op's draw, sampling::statistic).
+  /// The coverage matrix crosses every placement with the regimes where eps decides the
+  /// denominator: drawn at 15%, a clamp placement met a constant or tiny row in the backward of
+  /// batch_norm, group_norm and scale_norm nowhere in the quick tier (false-pass audit).
+  std::optional<EpsPlacement> placement;
   bool backward = false;   ///< the gradients (ops with a backward), input dy ~ N(0, 1)
   bool default_convention = false;  ///< op parameters and affine at the op's defaults
   MemoryLayout layout = MemoryLayout::contiguous;  ///< how the inputs are handed over (Problem::layout)

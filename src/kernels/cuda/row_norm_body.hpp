@@ -292,7 +292,14 @@ NORMCHECK_HD double inv_scaled_denominator(double vs, double s, bool all_zero, d
     case EpsPlacement::clamp_var: D = ::sqrt(::fmax(vs, eps * s * s)); break;
     case EpsPlacement::clamp_norm: D = ::fmax(::sqrt(vs), eps * s); break;
   }
-  return 1.0 / D;
+  const double r = 1.0 / D;
+  return r > DBL_MAX ? DBL_MAX : r;
+}
+/// 1/D in A, at most A's largest finite value (the CPU kernels' acc_inverse, row_kernel.hpp: a
+/// constant row of |x| near A's top under outside_sqrt/clamp_norm gave 0 * inf = NaN, exact 0).
+template <class A> NORMCHECK_HD A acc_inverse(double inv) {
+  const double top = static_cast<double>(Limits<A>::max);
+  return static_cast<A>(inv > top && inv != HUGE_VAL ? top : inv);
 }
 
 // ---- the per-thread passes over one row ----------------------------------------------------
@@ -466,7 +473,7 @@ NORMCHECK_HD void normalize_row(const RowPasses<A, Tin, Tout, W>& p, const RowCo
   A mu = 0;
   if constexpr (kCenter) mu = g.reduce_sum([&](int t) { return p.sum_scaled(t, G, sa); }) / static_cast<A>(p.d);
   const A ss = g.reduce_sum([&](int t) { return p.sum_sq(t, G, sa, mu); });
-  const A r = static_cast<A>(
+  const A r = acc_inverse<A>(
       inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(c.dof), s, ss == 0, c.eps, c.placement));
   g.for_each([&](int t) { p.write(t, G, sa, mu, r); });
 }

@@ -58,7 +58,7 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
         A* b = buf.data();
         const A g = gamma.empty() ? A(1) : gamma[ch], bt = beta.empty() ? A(0) : beta[ch];
         if (!batch_stats) {
-          const A r = static_cast<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, c));
+          const A r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, c));
           const A mu = rm[ch];
           for (std::int64_t i = 0; i < l.n; ++i) {
             load_row(x, at(s, i, ch), l.spatial, b);

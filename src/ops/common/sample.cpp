@@ -31,7 +31,7 @@ void affine(Sampler& s, Problem& p, std::initializer_list<Affine> allowed, const
 
 void statistic(Sampler& s, Problem& p, std::int64_t m) {
   if (!s.vary()) return;
-  if (s.coin(0.15)) p.conv.eps_placement = s.pick({EpsPlacement::outside_sqrt, EpsPlacement::clamp_var});
+  if (s.coin(0.15)) p.conv.eps_placement = s.pick({EpsPlacement::outside_sqrt, EpsPlacement::clamp_var, EpsPlacement::clamp_norm});
   if (m >= 2 && s.coin(0.1)) p.conv.variance = Variance::unbiased;
 }
 

@@ -16,7 +16,7 @@ void rows_x(Sampler& s, Problem& p);
 /// 0, so that 1 + w is a gain) and beta (a shift), named `gamma`, `beta`.
 void affine(Sampler& s, Problem& p, std::initializer_list<Affine> allowed, const Shape& shape, const char* gamma = "gamma",
             const char* beta = "beta");
-/// When s.vary(): eps_placement sometimes outside_sqrt or clamp_var, the variance sometimes
+/// When s.vary(): eps_placement sometimes outside_sqrt, clamp_var or clamp_norm, the variance sometimes
 /// unbiased (m >= 2 values per group).
 void statistic(Sampler& s, Problem& p, std::int64_t m);
 /// The shape [N, C, L] of x for the channel ops (L = 1 included: a spatial axis of one).

@@ -89,7 +89,13 @@ Outputs forward(const Problem& p, const Faults& f) {
       s = static_cast<float>(s);
       scale.set(r, divisor ? s : inv);
     }
-    const double k = divisor ? rinv[static_cast<std::size_t>(r)] / s : rinv[static_cast<std::size_t>(r)] * inv;
+    const double rr = rinv[static_cast<std::size_t>(r)], top = std::numeric_limits<double>::max();
+    double k = divisor ? rr / s : rr * inv;
+    // 1/D at binary64's top (inv_scaled_denominator: a constant row, whose g n are all 0) over a
+    // nonzero scale below 1 overflowed, and 0 * inf gave NaN where the exact term is 0 (matrix
+    // point mx_layer_norm_quant_w33_r2_f64_f64_constant_huge_typical). A zero scale's inf (the
+    // exact y is 0 / 0, NaN) and a NaN row's NaN stay.
+    if (rr == top && k > top && (divisor ? s > 0 : inv <= top)) k = top;
     for (std::int64_t j = 0; j < l.m; ++j) {
       const double v = gr[j] * k + (has_beta ? (divisor ? beta(j) / s : beta(j) * inv) : 0.0);
       y.set(r * l.m + j, quantize(p.out_dtype, qc, v));
