@@ -58,7 +58,8 @@ TEST_CASE("sample: every op draws valid problems at every regime, eps regime, dt
               ++draws;
             }
   }
-  CHECK(draws == static_cast<std::int64_t>(ops::all().size()) * 10 * 5 * 4 * 4 * 2);
+  CHECK(all_regimes().size() == 11);  // constant_huge included
+  CHECK(draws == static_cast<std::int64_t>(ops::all().size()) * 11 * 5 * 4 * 4 * 2);
 }
 
 TEST_CASE("sample: a draw is a function of its dims, and the regimes put what they say in x", "[fuzz][sample]") {
@@ -81,6 +82,15 @@ TEST_CASE("sample: a draw is a function of its dims, and the regimes put what th
   d.regime = Regime::constant;
   const auto c = draw_problem(ln, d)->x().to_doubles();
   for (std::size_t j = 0; j < 9; ++j) CHECK(c[j] == c[0]);
+  d.regime = Regime::constant_huge;  // one value per row at 2^117 N(0, 1) (f32)
+  const auto h = draw_problem(ln, d)->x().to_doubles();
+  for (std::size_t j = 0; j < 9; ++j) CHECK(h[j] == h[0]);
+  for (std::size_t j = 9; j < 18; ++j) CHECK(h[j] == h[9]);
+  CHECK(std::abs(h[0]) > 0x1p100);
+  CHECK(std::abs(h[0]) < 0x1p127);
+  d.placement = EpsPlacement::clamp_norm;  // Dims::placement wins over the op's own draw
+  CHECK(draw_problem(ln, d)->conv.eps_placement == EpsPlacement::clamp_norm);
+  d.placement.reset();
   d.regime = Regime::nonfinite;
   int bad = 0;
   for (double v : draw_problem(ln, d)->x().to_doubles()) bad += !std::isfinite(v);

@@ -343,7 +343,13 @@ WorkerReply interpret_worker_reply(const json& rep, long id) {
   }
   if (rep.contains("skip")) {
     r.kind = WorkerReply::Kind::skip;
-    r.message = rep.at("skip").is_string() ? rep.at("skip").get<std::string>() : rep.at("skip").dump();
+    r.message = rep.at("skip").is_string() ? rep.at("skip").get<std::string>() : std::string();
+    // A skip says why (README, the worker protocol): an empty or non-string reason is the
+    // worker's error, not a SKIPPED with nothing to read (false-pass audit).
+    if (r.message.find_first_not_of(" \t\r\n") == std::string::npos) {
+      r.kind = WorkerReply::Kind::error;
+      r.message = fmt::format("worker skipped with no reason ({}): a skip must be a non-empty string saying why", rep.at("skip").dump().substr(0, 80));
+    }
     return r;
   }
   if (rep.contains("error")) {

@@ -353,6 +353,9 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
     if (!(tr.scale > 0) || !std::isfinite(tr.scale)) c.fail(s, field + ".scale", "scale must be finite and > 0");
   }
   if (!std::isfinite(tr.shift)) c.fail(t->get("shift"), field + ".shift", "shift must be finite");
+  // shift 0 and scale 1 leave x as it is: an invariance that holds whatever the backend does
+  // (it was reported PASSED; false-pass audit), a change that cannot happen.
+  if (tr.shift == 0 && tr.scale == 1) c.fail(&n, field, "the identity transform (shift 0, scale 1) checks nothing: give a shift != 0 or a scale != 1");
   return tr;
 }
 
@@ -455,7 +458,8 @@ Gate gate_of(const Ctx& c, const toml::node* g, const std::string& f) {
   Gate gate;
   gate.metric = *m;
   gate.max = number(c, *gt->get("max"), f + ".expect.gate.max");
-  if (!(gate.max >= 0)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be >= 0");
+  // (an infinite limit passes every backend, NaN and inf outputs included: false-pass audit)
+  if (!(gate.max >= 0) || !std::isfinite(gate.max)) c.fail(gt->get("max"), f + ".expect.gate.max", "must be a finite number >= 0");
   gate.source = fmt::format("{}:{}", c.file, line_of(g));
   return gate;
 }
@@ -489,7 +493,8 @@ void expect_of(const Ctx& c, const Layered& et, const std::string& f, const Prob
   }
   if (auto v = et.get("tolerance_abs")) {
     cs.expected_tolerance_abs = number(c, *v, f + ".expect.tolerance_abs");
-    if (!(*cs.expected_tolerance_abs >= 0)) c.fail(v, f + ".expect.tolerance_abs", "must be >= 0");
+    if (!(*cs.expected_tolerance_abs >= 0) || !std::isfinite(*cs.expected_tolerance_abs))
+      c.fail(v, f + ".expect.tolerance_abs", "must be a finite number >= 0");
   }
   if (auto g = et.get("gate")) cs.gate = gate_of(c, g, f);
   for (auto kind : {Property::Kind::invariant_under, Property::Kind::changes_under}) {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -94,7 +95,7 @@ void check_schema(const nlohmann::json& g, const std::string& gp) {
 
 }  // namespace
 
-std::vector<GoldenMismatch> check_golden(const std::string& case_file) {
+std::vector<GoldenMismatch> check_golden(const std::string& case_file, std::int64_t* compared) {
   std::vector<GoldenMismatch> out;
   const std::string gp = golden_path(case_file);
   std::ifstream f(gp);
@@ -107,10 +108,17 @@ std::vector<GoldenMismatch> check_golden(const std::string& case_file) {
   }
   check_schema(g, gp);
   const auto cases = parse_case_file(case_file);
+  std::set<std::string> names;
+  for (const auto& cs : cases) names.insert(cs.name);
+  for (auto& [name, entry] : g["cases"].items())
+    if (!names.count(name)) out.push_back({case_file, name, fmt::format("in {} but not in the case file (deleted or renamed: update the golden file)", gp)});
   for (const auto& cs : cases) {
     if (!g["cases"].contains(cs.name)) { out.push_back({case_file, cs.name, fmt::format("missing from {}", gp)}); continue; }
+    if (compared) ++*compared;
     const nlohmann::json now = outputs_json(cs);
     const nlohmann::json& was = g["cases"][cs.name];
+    for (auto& [name, o] : was["outputs"].items())
+      if (!now["outputs"].contains(name)) out.push_back({case_file, cs.name, fmt::format("output {} is in {} but the reference no longer gives it", name, gp)});
     for (auto& [name, o] : now["outputs"].items()) {
       if (!was["outputs"].contains(name)) { out.push_back({case_file, cs.name, fmt::format("output {} missing", name)}); continue; }
       const auto& w = was["outputs"][name];

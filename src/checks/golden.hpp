@@ -2,6 +2,7 @@
 // compared bit for bit, so that a change of the reference cannot pass unnoticed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,10 @@ struct GoldenMismatch {
 
 /// Compares the reference's rounded outputs for every case of `case_file` with its golden
 /// file (values as hex floats for outputs of <= 4096 elements, an FNV-1a digest of the
-/// output bytes otherwise). Returns the mismatches; a missing golden file is one mismatch.
-std::vector<GoldenMismatch> check_golden(const std::string& case_file);
+/// output bytes otherwise). Returns the mismatches; a missing golden file is one mismatch, and
+/// so is each case or output the golden file holds that the case file no longer has (a deleted
+/// case must show). `compared`, when given, is incremented by the number of cases compared.
+std::vector<GoldenMismatch> check_golden(const std::string& case_file, std::int64_t* compared = nullptr);
 
 /// Writes the golden file of `case_file` atomically (generator version, reference
 /// precision and input seeds recorded per case). Returns the path written.

@@ -14,4 +14,10 @@ namespace normcheck::cli {
 /// --budget (seconds of all evaluations) and --max-timeouts. `o` must outlive the parse.
 void add_backend_options(CLI::App* sub, BackendOptions& o, bool run_limits = false);
 
+/// A check for a floating-point option: a number in [lo, hi]. CLI::Range lets NaN through
+/// (every comparison with NaN is false): `run --budget nan` and `--backend-cpu nan` were
+/// accepted and ran with no limit (false-pass audit). Every floating-point option's range
+/// check is this one.
+CLI::Validator number_in(double lo, double hi);
+
 }  // namespace normcheck::cli

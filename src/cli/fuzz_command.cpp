@@ -39,7 +39,7 @@ std::shared_ptr<FuzzCommand> add_fuzz_command(CLI::App& app, const char* argv0) 
   s->add_option("--op", f->ops, "draw only these ops (repeatable; default every op)")->allow_extra_args(false);
   s->add_option("--seed", f->seed, "the run's seed (default 1): the same seed draws the same problems");
   s->add_option("--count", f->count, "number of draws (default: as many as the budget allows)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  s->add_option("--budget", f->budget, "seconds of drawing when --count is not given (default 60)")->check(CLI::Range(0.001, 86400.0));
+  s->add_option("--budget", f->budget, "seconds of drawing when --count is not given (default 60)")->check(number_in(0.001, 86400.0));
   s->add_option("--draw", f->draw, "rerun draw I of the seed alone (the index a failure names)")->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   s->add_option("--max-width", f->max_width, "largest reduction width drawn (default 4097)")->check(CLI::Range(1, 65537));
   s->add_option("--shrink-evaluations", f->shrink, "evaluations the shrinker may spend per failure (default 400)")->check(CLI::Range(0, 100000));

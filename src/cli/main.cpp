@@ -173,17 +173,26 @@ int cmd_golden(std::vector<std::string> paths, bool update) {
   if (paths.empty()) paths.push_back(nc::bundled_cases_dir());
   try {
     int bad = 0;
+    std::int64_t files = 0, compared = 0;
     for (const auto& f : nc::find_case_files(paths)) {
+      ++files;
       if (update) {
         fmt::print("wrote {}\n", nc::write_golden(f, NORMCHECK_VERSION));
         continue;
       }
-      for (const auto& m : nc::check_golden(f)) {
+      for (const auto& m : nc::check_golden(f, &compared)) {
         ++bad;
         fmt::print("MISMATCH {} {}: {}\n", m.case_file, m.case_name, m.what);
       }
     }
-    if (!update) fmt::print("golden: {}\n", bad ? fmt::format("{} mismatches", bad) : std::string("reference matches every golden file"));
+    // Nothing compared is not a match (an empty folder, a folder of trace files, a typo'd path):
+    // exit 2, as `run` does for a folder without case files.
+    if (files == 0 || (!update && bad == 0 && compared == 0)) {
+      fmt::print(stderr, "normcheck: golden: no {} in {}\n", files == 0 ? "case files (*.toml)" : "case compared", fmt::join(paths, ", "));
+      return kBadInput;
+    }
+    if (!update)
+      fmt::print("golden: {}\n", bad ? fmt::format("{} mismatches", bad) : fmt::format("reference matches every golden file ({} cases in {} files)", compared, files));
     return bad ? 1 : kOk;
   } catch (const nc::CaseError& e) {
     fmt::print(stderr, "{}\n", e.what());

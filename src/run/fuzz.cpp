@@ -42,6 +42,8 @@ struct Outcome {
   std::string skip;
 };
 
+bool is_failure(Status s) { return s == Status::failed || s == Status::error; }
+
 /// Runs one case on the backend (the default gate on every output).
 Outcome evaluate(std::vector<std::unique_ptr<Backend>>& be, const Case& cs) {
   Outcome o;
@@ -60,10 +62,10 @@ Outcome evaluate(std::vector<std::unique_ptr<Backend>>& be, const Case& cs) {
       o.message = fmt::format("{}: {}", c.name, c.detail);
       break;
     }
+  if (is_failure(o.status) && o.message.empty()) o.message = r.reason.empty() ? "(no reason given)" : r.reason;
   return o;
 }
 
-bool is_failure(Status s) { return s == Status::failed || s == Status::error; }
 
 std::string number_text(double v) {
   if (std::isnan(v)) return "nan";
@@ -354,13 +356,17 @@ void shrink_values(Shrinker& s, Problem& p, std::vector<std::string>& steps) {
 
 }  // namespace
 
-FuzzFailure shrink(std::vector<std::unique_ptr<Backend>>& be, Op op, const Dims& dims, std::int64_t evaluations) {
+namespace {
+FuzzFailure shrink_from(std::vector<std::unique_ptr<Backend>>& be, Op op, const Dims& dims, std::int64_t evaluations,
+                        const Outcome* seen) {
   FuzzFailure f;
   f.op = op;
   f.dims = dims;
   const ValidProblem vp = draw_problem(op, dims);
   f.original = fuzz_case(vp, "fuzz");
-  const Outcome first = evaluate(be, f.original);
+  // The draw's own outcome where the caller has it: evaluated again, a worker that crashed on
+  // its second request made an ERROR draw a FAILED one with an empty reason (exit 1, not 3).
+  const Outcome first = seen ? *seen : evaluate(be, f.original);
   f.status = first.status;
   f.message = first.message;
   Shrinker s{be, first.status, evaluations, 0, first.message};
@@ -376,6 +382,11 @@ FuzzFailure shrink(std::vector<std::unique_ptr<Backend>>& be, Op op, const Dims&
   f.message = s.message;
   f.evaluations = s.used;
   return f;
+}
+}  // namespace
+
+FuzzFailure shrink(std::vector<std::unique_ptr<Backend>>& be, Op op, const Dims& dims, std::int64_t evaluations) {
+  return shrink_from(be, op, dims, evaluations, nullptr);
 }
 
 FuzzReport fuzz(std::vector<std::unique_ptr<Backend>>& be, const FuzzOptions& opt) {
@@ -425,7 +436,7 @@ FuzzReport fuzz(std::vector<std::unique_ptr<Backend>>& be, const FuzzOptions& op
         ++rep.coverage[k];
     }
     if (is_failure(o.status)) {
-      FuzzFailure f = shrink(be, op, d, opt.shrink_evaluations);
+      FuzzFailure f = shrink_from(be, op, d, opt.shrink_evaluations, &o);
       f.draw = i;
       f.name = fmt::format("fuzz_s{}_d{}", opt.seed, i);
       rep.failures.push_back(std::move(f));

@@ -44,6 +44,16 @@ Report run(const RunRequest& req) {
   for (auto& c : sel.cases) inputs.push_back(c.file);
   if (!req.expect_failures.empty()) inputs.push_back(req.expect_failures);
   for (const auto& [opt, path] : req.outputs) check_output_path(opt, path, inputs);
+  // Two reports to one file: the last written replaced the other (--json r --junit r kept the
+  // JUnit file alone; false-pass audit).
+  for (std::size_t i = 0; i < req.outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < req.outputs.size(); ++j) {
+      const auto& [oi, pi] = req.outputs[i];
+      const auto& [oj, pj] = req.outputs[j];
+      std::error_code ec;
+      if (!pi.empty() && !pj.empty() && std::filesystem::weakly_canonical(pi, ec) == std::filesystem::weakly_canonical(pj, ec))
+        throw UsageError(fmt::format("{} {} and {} {}: the same file (each report needs its own)", oi, pi, oj, pj));
+    }
   std::vector<Expectation> expectations;
   if (!req.expect_failures.empty()) expectations = read_expectations(req.expect_failures);
   if (!req.dump_dir.empty()) {

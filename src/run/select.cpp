@@ -75,7 +75,10 @@ Selection select_cases(const SelectOptions& opt) {
   }
   if (tier) sel.suite += fmt::format("{}coverage matrix {}", sel.suite.empty() ? "" : " + ", to_string(*tier));
   const auto files = paths.empty() ? std::vector<std::string>{} : find_case_files(paths);
-  if (files.empty() && !tier) throw UsageError(fmt::format("no case files (*.toml) found in {}", sel.suite));
+  // A folder named (or the bundled one) without case files is an error even beside the matrix:
+  // an empty bundled cases/ folder ran the matrix alone and passed (false-pass audit).
+  if (files.empty() && (!tier || !paths.empty()))
+    throw UsageError(fmt::format("no case files (*.toml) found in {}", paths.empty() ? sel.suite : fmt::format("{}", fmt::join(paths, " "))));
   std::vector<int> filter_hits(opt.filters.size(), 0);
   std::vector<Case> selected;
   std::string identity;
@@ -123,6 +126,11 @@ Selection select_cases(const SelectOptions& opt) {
   const char* gi = std::getenv("GTEST_SHARD_INDEX");
   const char* gn = std::getenv("GTEST_TOTAL_SHARDS");
   if (spec.empty() && gi && gn && *gi && *gn) spec = fmt::format("{}/{}", gi, gn);
+  // One of the pair without the other: a runner meant to shard, and every process would run
+  // the whole suite (or a shard's report would claim it): an error, not a silent full run.
+  if (spec.empty() && ((gi && *gi) != (gn && *gn)))
+    throw UsageError(fmt::format("GTEST_SHARD_INDEX ({}) and GTEST_TOTAL_SHARDS ({}) must be set together", gi && *gi ? gi : "unset",
+                                 gn && *gn ? gn : "unset"));
   if (spec.empty()) {
     sel.cases = std::move(selected);
     return sel;

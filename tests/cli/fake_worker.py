@@ -19,6 +19,7 @@ the way named by argv[1]:
   error_second  answers {"error": ...} to its second problem only, trigger or not (a failure
                 in a benchmark's timed runs)
   error         answers {"error": ...}
+  skip_empty    answers {"skip": ""} (a skip without its reason: the worker's error)
   no_hello      exits at once, before the handshake
   bad_protocol  answers the handshake with protocol 99
   hog           touches memory in 16 MiB steps up to 1 GiB, then answers correctly
@@ -132,6 +133,8 @@ def answer(req):
                 f.write("not an npy file")
         if MODE == "error":
             return {"id": rid, "error": "fake_worker: the framework refused [1, 2, 3, 4]"}
+        if MODE == "skip_empty":
+            return {"id": rid, "skip": ""}
     if not (trigger and MODE == "bad_npy"):
         write_npy(out, y, shape)
     return {"id": rid, "outputs": {"y": {"path": out, "dtype": "f64"}}}

@@ -146,5 +146,30 @@ contains "the reason is named" "$tmp/out" "direction=backward on onednn: all ski
 expect "the JSON report keeps the dimensions" 0 "$nc" run --no-progress "$src_w" -b cpu --json "$tmp/c.json"
 expect "... as dims" 0 python3 -c "import json; c = json.load(open('$tmp/c.json'))['cases'][0]; assert 'op=layer_norm' in c['dims'] and any(d.startswith('width=') for d in c['dims']), c"
 
+# ---- a third false-pass audit (2026-12-07): each of these exited 0 before its fix ---------
+mkdir -p "$tmp/empty" "$tmp/data/cases"
+expect "golden over a folder without case files" 2 "$nc" golden "$tmp/empty"
+contains "... says so" "$tmp/err" "no case files"
+expect "golden over trace files only (no case compared)" 2 "$nc" golden cases/traces
+expect "golden over the bundled files still passes" 0 "$nc" golden cases/layer_norm
+contains "... and counts what it compared" "$tmp/out" "reference matches every golden file \([1-9][0-9]* cases in [1-9][0-9]* files\)"
+expect "an empty bundled cases folder" 2 env NORMCHECK_DATA_DIR="$tmp/data" "$nc" run --no-progress
+contains "... is no case files" "$tmp/err" "no case files"
+expect "run --budget nan" 2 "$nc" run --no-progress "$src_w" --budget nan
+expect "run --backend-cpu nan" 2 "$nc" run --no-progress "$src_w" --backend-cpu nan
+expect "fuzz --budget nan" 2 "$nc" fuzz --backend cpu --budget nan
+expect "the same file for --json and --junit" 2 "$nc" run --no-progress "$src_w" --json "$tmp/r" --junit "$tmp/r"
+[ ! -e "$tmp/r" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a report was written"; }
+expect "GTEST_SHARD_INDEX without GTEST_TOTAL_SHARDS" 2 env GTEST_SHARD_INDEX=1 "$nc" run --no-progress "$src_w"
+for bad in 'expect.gate = { metric = "stab", max = inf }' 'expect.tolerance_abs = inf' 'expect.invariant_under = [{ shift = 0.0 }]' \
+           'expect.changes_under = [{ scale = 1.0 }]'; do
+  printf '[[case]]\nname = "c"\nop = "layer_norm"\ndtype = "f64"\ninputs.x = { values = [1, 2, 3, 4] }\n%s\n' "$bad" >"$tmp/bad.toml"
+  expect "refused: $bad" 2 "$nc" run --no-progress "$tmp/bad.toml"
+  contains "... naming file and line" "$tmp/err" "bad.toml:[0-9]+"
+done
+printf '[[case]]\nname = "trigger"\nop = "layer_norm"\ndtype = "f64"\nconvention = { eps = 1e-5 }\ninputs.x = { values = [1, 2, 3, 4] }\n' >"$tmp/trigger.toml"
+expect "a worker's skip without a reason is its error" 3 "$nc" run --no-progress "$tmp/trigger.toml" -b "cmd:python3 $(pwd)/tests/cli/fake_worker.py skip_empty"
+contains "... named" "$tmp/out" "skipped with no reason"
+
 echo "cli_hostile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
