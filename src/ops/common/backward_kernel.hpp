@@ -66,7 +66,13 @@ void group_backward_in_place(A* xn, A* gd, std::int64_t m, bool center, std::int
     return;
   }
   const double vs = static_cast<double>(st.ss) / static_cast<double>(dof);
-  const double rstd = st.s / scaled_denominator(vs, st.s, c);  // 1/D (inf when D = 0: NaN outputs, as the reference)
+  // 1/D (inf when D = 0: NaN outputs, as the reference). A group whose centred values are all
+  // 0 (ss == 0) with eps > 0 takes 1/D(0) unscaled, as the forward's saved rstd: scaled, eps s^2
+  // underflows binary64 once s < ~2^-520 (binary64 groups of |x| beyond ~2^520), D_s was 0 and
+  // 1/D inf, where the exact dx of a constant group of 2^1013 with dy ~ 2^1013 is finite
+  // (matrix:full's constant_huge backward points: -inf and NaN for layer_norm, group_norm,
+  // instance_norm, ada_layer_norm).
+  const double rstd = st.ss == 0 && c.eps > 0 ? 1.0 / inv_denominator_zero(c) : st.s / scaled_denominator(vs, st.s, c);
   const double k = scaled_sensitivity(vs, st.s, c);
   const double t = row_scale(static_cast<double>(dmax), sizeof(A) == 4 ? 100 : 1000);
   const A ta = static_cast<A>(t);
