@@ -95,7 +95,12 @@ TEST_CASE("worker replies: protocol breaks are errors, never crashes", "[hostile
   CHECK(kind("[]") == K::wrong_id);
   CHECK(kind(R"({"id": 8})") == K::wrong_id);
   CHECK(kind(R"({"id": "7"})") == K::wrong_id);
-  CHECK(kind(R"({"id": 7, "skip": {"why": 1}})") == K::skip);
+  CHECK(kind(R"({"id": 7, "skip": "not implemented"})") == K::skip);
+  // a skip without a reason (empty, blank, not a string) is the worker's error (README: a skip says why)
+  CHECK(kind(R"({"id": 7, "skip": {"why": 1}})") == K::error);
+  CHECK(kind(R"({"id": 7, "skip": ""})") == K::error);
+  CHECK(kind(R"({"id": 7, "skip": " \n"})") == K::error);
+  CHECK(kind(R"({"id": 7, "skip": null})") == K::error);
   CHECK(kind(R"({"id": 7, "error": 3})") == K::error);
   CHECK(kind(R"({"id": 7})") == K::unusable);
   CHECK(kind(R"({"id": 7, "outputs": []})") == K::unusable);
