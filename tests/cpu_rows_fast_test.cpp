@@ -88,7 +88,7 @@ ModelOut model_row(const std::vector<float>& x, bool center, const Convention& c
     return dv * dv;
   });
   const double inv = d::inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, c);
-  const auto ri = d::acc_inverse<float>(inv);
+  const auto ri = d::acc_inverse<float>(inv, ss == 0);
   for (std::int64_t k = 0; k < m; ++k) {
     float n = (x[k] * sa - mu) * ri;
     if (!g.empty()) n = g[k] * n;

@@ -2,6 +2,7 @@
 
 #include "cli/backend_options.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include "spec/backend.hpp"
@@ -72,7 +73,8 @@ int cmd_trace(const TraceCompareArgs& a) {
 
 int cmd_compare(const TraceCompareArgs& a) {
   if (a.format != "table" && a.format != "json") return bad(fmt::format("--format: unknown '{}' (table | json)", a.format));
-  if (!(a.tolerance_ulp >= 0)) return bad("--tolerance-ulp must be >= 0");
+  // (infinite: nothing could ever diverge, and compare would exit 0 having compared nothing)
+  if (!(a.tolerance_ulp >= 0) || !std::isfinite(a.tolerance_ulp)) return bad("--tolerance-ulp must be a finite number >= 0");
   const bool recomputed = !a.compare_backend.empty();
   if (recomputed ? a.dirs.size() != 1 : a.dirs.size() != 2)
     return bad("compare: give two directories (DIR_A DIR_B), or one directory and --backend NAME to recompute it");

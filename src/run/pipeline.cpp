@@ -50,8 +50,12 @@ Report run(const RunRequest& req) {
     for (std::size_t j = i + 1; j < req.outputs.size(); ++j) {
       const auto& [oi, pi] = req.outputs[i];
       const auto& [oj, pj] = req.outputs[j];
-      std::error_code ec;
-      if (!pi.empty() && !pj.empty() && std::filesystem::weakly_canonical(pi, ec) == std::filesystem::weakly_canonical(pj, ec))
+      auto canon = [](const std::string& path) {  // (a path that cannot be resolved: its absolute spelling)
+        std::error_code ec;
+        const auto c = std::filesystem::weakly_canonical(path, ec);
+        return ec ? std::filesystem::absolute(path, ec).lexically_normal() : c;
+      };
+      if (!pi.empty() && !pj.empty() && canon(pi) == canon(pj))
         throw UsageError(fmt::format("{} {} and {} {}: the same file (each report needs its own)", oi, pi, oj, pj));
     }
   std::vector<Expectation> expectations;

@@ -79,6 +79,10 @@ Selection select_cases(const SelectOptions& opt) {
   // an empty bundled cases/ folder ran the matrix alone and passed (false-pass audit).
   if (files.empty() && (!tier || !paths.empty()))
     throw UsageError(fmt::format("no case files (*.toml) found in {}", paths.empty() ? sel.suite : fmt::format("{}", fmt::join(paths, " "))));
+  // Each folder named must hold case files: `run cases/layer_norm emptydir` ran the first alone.
+  if (paths.size() > 1)
+    for (const auto& p : paths)
+      if (find_case_files({p}).empty()) throw UsageError(fmt::format("no case files (*.toml) found in {}", p));
   std::vector<int> filter_hits(opt.filters.size(), 0);
   std::vector<Case> selected;
   std::string identity;

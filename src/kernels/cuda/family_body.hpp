@@ -93,7 +93,7 @@ NORMCHECK_HD FamilyStats<A> group_stats(const GroupView<A>& v, std::int64_t dof,
   st.sa = static_cast<A>(st.s);
   st.mu = g.reduce_sum([&](int t) { return v.sum_scaled(t, G, st.sa); }) / static_cast<A>(v.m);
   st.ss = g.reduce_sum([&](int t) { return v.sum_sq(t, G, st.sa, st.mu); });
-  st.r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(dof), st.s, st.ss == 0, eps, pl));
+  st.r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(dof), st.s, st.ss == 0, eps, pl), st.ss == 0);
   return st;
 }
 
@@ -180,7 +180,7 @@ NORMCHECK_HD void batch_norm_channel(const BatchNormArgs& a, std::int64_t ch, Gr
       if (t != 0) return;
       stats[ch] = 1;
       stats[a.c + ch] = rm[ch];
-      stats[2 * a.c + ch] = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, a.eps, a.placement));
+      stats[2 * a.c + ch] = static_cast<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, a.eps, a.placement));
     });
     return;
   }

@@ -293,13 +293,14 @@ NORMCHECK_HD double inv_scaled_denominator(double vs, double s, bool all_zero, d
     case EpsPlacement::clamp_norm: D = ::fmax(::sqrt(vs), eps * s); break;
   }
   const double r = 1.0 / D;
-  return r > DBL_MAX ? DBL_MAX : r;
+  return all_zero && r > DBL_MAX ? DBL_MAX : r;
 }
-/// 1/D in A, at most A's largest finite value (the CPU kernels' acc_inverse, row_kernel.hpp: a
-/// constant row of |x| near A's top under outside_sqrt/clamp_norm gave 0 * inf = NaN, exact 0).
-template <class A> NORMCHECK_HD A acc_inverse(double inv) {
+/// 1/D in A; for a group whose centred values are all 0 (all_zero) at most A's largest finite
+/// value (the CPU kernels' acc_inverse, row_kernel.hpp: a constant row of |x| near A's top
+/// under outside_sqrt/clamp_norm gave 0 * inf = NaN, exact 0).
+template <class A> NORMCHECK_HD A acc_inverse(double inv, bool all_zero) {
   const double top = static_cast<double>(Limits<A>::max);
-  return static_cast<A>(inv > top && inv != HUGE_VAL ? top : inv);
+  return static_cast<A>(all_zero && inv > top && inv != HUGE_VAL ? top : inv);
 }
 
 // ---- the per-thread passes over one row ----------------------------------------------------
@@ -474,7 +475,7 @@ NORMCHECK_HD void normalize_row(const RowPasses<A, Tin, Tout, W>& p, const RowCo
   if constexpr (kCenter) mu = g.reduce_sum([&](int t) { return p.sum_scaled(t, G, sa); }) / static_cast<A>(p.d);
   const A ss = g.reduce_sum([&](int t) { return p.sum_sq(t, G, sa, mu); });
   const A r = acc_inverse<A>(
-      inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(c.dof), s, ss == 0, c.eps, c.placement));
+      inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(c.dof), s, ss == 0, c.eps, c.placement), ss == 0);
   g.for_each([&](int t) { p.write(t, G, sa, mu, r); });
 }
 

@@ -58,11 +58,21 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
         A* b = buf.data();
         const A g = gamma.empty() ? A(1) : gamma[ch], bt = beta.empty() ? A(0) : beta[ch];
         if (!batch_stats) {
-          const A r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, c));
+          // (not acc_inverse's cap: running_var 0 with eps 0 makes the exact y +-inf or NaN)
+          const double inv = inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, c);
+          const A r = static_cast<A>(inv);
           const A mu = rm[ch];
+          // 1/D beyond A's range though finite (running_var 0 and eps below ~1e-77 in binary32):
+          // in binary64, rounded once, so that x = running_mean gives 0 (0 * inf was NaN) and
+          // every other y its overflow or its finite value (bn_eval_running_var0_tiny_eps).
+          const bool wide = std::isinf(r) && std::isfinite(inv);
           for (std::int64_t i = 0; i < l.n; ++i) {
             load_row(x, at(s, i, ch), l.spatial, b);
-            for (std::int64_t j = 0; j < l.spatial; ++j) b[j] = (b[j] - mu) * r * g + bt;
+            if (wide)
+              for (std::int64_t j = 0; j < l.spatial; ++j)
+                b[j] = static_cast<A>((static_cast<double>(b[j]) - static_cast<double>(mu)) * inv * static_cast<double>(g) + static_cast<double>(bt));
+            else
+              for (std::int64_t j = 0; j < l.spatial; ++j) b[j] = (b[j] - mu) * r * g + bt;
             store_row(y, at(s, i, ch), l.spatial, b);
           }
           return;  // (the next channel)

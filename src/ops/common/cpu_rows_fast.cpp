@@ -587,7 +587,7 @@ struct RowStats {
 
 /// 1 / D rounded once to binary32, from a row's scale and sum of squares (RowStats' ri).
 [[gnu::always_inline]] inline float row_ri(const FastRows& f, const RowStats& st) {
-  return acc_inverse<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv));
+  return acc_inverse<float>(inv_scaled_denominator(static_cast<double>(st.ss) / static_cast<double>(f.dof), st.s, st.ss == 0, *f.conv), st.ss == 0);
 }
 
 /// Whether s^2 times the unscaled sum of squares of a row of m values is the scaled row's sum
@@ -860,10 +860,10 @@ template <LaneOp kOp, class V>
   }
   for (int i = 0; i < kTile; ++i) d[i] = 1.0 / d[i];
   constexpr double top = std::numeric_limits<double>::max();
-  for (int i = 0; i < kTile; ++i) d[i] = d[i] > top ? top : d[i];
+  for (int i = 0; i < kTile; ++i) d[i] = st[i].ss == 0 && d[i] > top ? top : d[i];
   const bool zero_huge = !(eps > 0);  // inv_scaled_denominator's all_zero case
   for (int i = 0; i < kTile; ++i)
-    if (!st[i].bad && !(left >> i & 1)) st[i].ri = acc_inverse<float>(zero_huge && st[i].ss == 0 ? HUGE_VAL : d[i]);
+    if (!st[i].bad && !(left >> i & 1)) st[i].ri = acc_inverse<float>(zero_huge && st[i].ss == 0 ? HUGE_VAL : d[i], st[i].ss == 0);
 }
 
 /// Passes 1-3 of kTile rows of m values each (m <= kWideBlock, a multiple of 16), row i read

@@ -54,7 +54,7 @@ GroupStats<A> normalize_in_place(A* a, std::int64_t m, bool center, std::int64_t
   g.ss = blocked_sum(a, m, [](A v) { return v * v; });
   g.r = inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c);
   if (!apply) return g;
-  const A r = acc_inverse<A>(g.r);
+  const A r = acc_inverse<A>(g.r, g.ss == 0);
   for (std::int64_t j = 0; j < m; ++j) a[j] *= r;
   return g;
 }
@@ -69,7 +69,7 @@ void saved_statistics(const GroupStats<A>& g, std::int64_t dof, const Convention
     return;
   }
   mean = static_cast<double>(g.mu_s) / g.s;
-  const A r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c));
+  const A r = acc_inverse<A>(inv_scaled_denominator(static_cast<double>(g.ss) / static_cast<double>(dof), g.s, g.ss == 0, c), g.ss == 0);
   rstd = g.ss == 0 && c.eps > 0 ? 1.0 / inv_denominator_zero(c) : static_cast<double>(r) * g.s;
 }
 

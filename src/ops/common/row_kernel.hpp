@@ -200,13 +200,16 @@ inline double inv_scaled_denominator(double vs, double s, bool all_zero, const C
     case EpsPlacement::clamp_norm: D = std::fmax(std::sqrt(vs), eps * s); break;
   }
   if (all_zero && !(eps > 0)) return HUGE_VAL;
-  const double r = 1.0 / D;  // beyond binary64's range only where D(eps) s is (acc_inverse)
-  return r > std::numeric_limits<double>::max() ? std::numeric_limits<double>::max() : r;
+  const double r = 1.0 / D;  // beyond binary64's range for all_zero: see acc_inverse
+  return all_zero && r > std::numeric_limits<double>::max() ? std::numeric_limits<double>::max() : r;
 }
 
-/// 1/D in the accumulation type A: inv_scaled_denominator's value `inv` rounded to A, at most
-/// A's largest finite value (HUGE_VAL, eps = 0 over a constant row, stays inf). 1/D exceeds it
-/// only where ss == 0 and D = D(eps) s is below 1/max(A): a constant row of |x| near the top of
+/// 1/D in the accumulation type A: inv_scaled_denominator's value `inv` rounded to A; for a
+/// group whose centred values are all 0 (`all_zero`: ss == 0, the caller's own statistic) at
+/// most A's largest finite value (HUGE_VAL, eps = 0 over such a group, stays inf: 0/0). Only
+/// there: batch_norm's eval 1/D comes from running_var, whose D = 0 (running_var 0, eps 0)
+/// makes the exact y +-inf, or NaN where x = running_mean (a review found the cap there).
+/// 1/D exceeds A's range only where ss == 0 and D = D(eps) s is below 1/max(A): a constant row of |x| near the top of
 /// A's range (s = 2^-e tiny) under outside_sqrt or clamp_norm (D = eps s), or an eps below
 /// ~1/max(A)^2. Every centred value of such a row is 0 (a row that is not constant, scaled to
 /// max |x s| in [0.5, 1), has one of at least 2^-26 for binary32: ss > 0), so the products stay
@@ -215,9 +218,9 @@ inline double inv_scaled_denominator(double vs, double s, bool all_zero, const C
 /// (also group_norm, instance_norm, batch_norm; every placement but inside_sqrt and clamp_var,
 /// whose sqrt(eps) s stays in range there).
 template <class A>
-inline A acc_inverse(double inv) noexcept {
+inline A acc_inverse(double inv, bool all_zero) noexcept {
   constexpr double top = static_cast<double>(std::numeric_limits<A>::max());
-  return static_cast<A>(inv > top && inv != HUGE_VAL ? top : inv);
+  return static_cast<A>(all_zero && inv > top && inv != HUGE_VAL ? top : inv);
 }
 
 /// D(0) for eps > 0 (a constant row): sqrt(eps), eps or sqrt(eps) per placement.
@@ -312,7 +315,7 @@ void normalize_rows(const Problem& p, Tensor& y, bool center, Tensor* mean = nul
         }
         const A ss = blocked_sum(a, l.m, [](A v) { return v * v; });
         const double inv = inv_scaled_denominator(static_cast<double>(ss) / static_cast<double>(dof), s, ss == 0, p.conv);
-        const A r_inv = acc_inverse<A>(inv);
+        const A r_inv = acc_inverse<A>(inv, ss == 0);
         for (std::int64_t j = 0; j < l.m; ++j) a[j] *= r_inv;
         if (const auto nd = p.conv.normalized_dtype)  // rounded before the affine (Convention::normalized_dtype)
           for (std::int64_t j = 0; j < l.m; ++j) a[j] = static_cast<A>(round_to(*nd, static_cast<double>(a[j])));
