@@ -178,9 +178,14 @@ NORMCHECK_HD void batch_norm_channel(const BatchNormArgs& a, std::int64_t ch, Gr
   if (!a.batch_stats) {
     g.for_each([&](int t) {
       if (t != 0) return;
-      stats[ch] = 1;
+      const double inv = inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, a.eps, a.placement);
+      // 1/D beyond A's range though finite (running_var 0, eps below ~1e-77 in binary32): r is
+      // stored times 2^-64 and the scale slot holds 2^64, which batch_element applies in
+      // binary64 (x = running_mean gave 0 * inf = NaN, exact 0; the CPU kernel's fix).
+      const bool wide = !(static_cast<double>(static_cast<A>(inv)) <= static_cast<double>(Limits<A>::max)) && inv <= DBL_MAX;
+      stats[ch] = wide ? static_cast<A>(0x1p64) : A(1);
       stats[a.c + ch] = rm[ch];
-      stats[2 * a.c + ch] = static_cast<A>(inv_scaled_denominator(static_cast<double>(rv[ch]), 1.0, false, a.eps, a.placement));
+      stats[2 * a.c + ch] = static_cast<A>(wide ? inv * 0x1p-64 : inv);
     });
     return;
   }
@@ -211,6 +216,13 @@ NORMCHECK_HD void batch_norm_element(const BatchNormArgs& a, std::int64_t e) {
   const A* stats = static_cast<const A*>(a.stats);
   const std::int64_t ch = (e / a.spatial) % a.c;
   const A x = Access<A, Dyn, 1>::load1(a.x, a.x_dtype, a.offset + e);
+  if (!a.batch_stats && stats[ch] != A(1)) {  // eval, 1/D beyond A's range (batch_norm_channel)
+    const A n = static_cast<A>((static_cast<double>(x) - static_cast<double>(stats[a.c + ch])) * static_cast<double>(stats[2 * a.c + ch]) *
+                               static_cast<double>(stats[ch]));
+    Access<A, Dyn, 1>::store1(a.y, a.y_dtype, a.offset + e,
+                              family_affine(a.affine, n, static_cast<const A*>(a.gamma), static_cast<const A*>(a.beta), ch));
+    return;
+  }
   const A n = (x * stats[ch] - stats[a.c + ch]) * stats[2 * a.c + ch];
   Access<A, Dyn, 1>::store1(a.y, a.y_dtype, a.offset + e,
                             family_affine(a.affine, n, static_cast<const A*>(a.gamma), static_cast<const A*>(a.beta), ch));
