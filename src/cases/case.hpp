@@ -104,6 +104,7 @@ std::vector<Case> parse_case_text(std::string_view text, const std::string& path
 
 /// Collects case files: each path is a .toml file or a directory searched recursively
 /// (sorted). Throws CaseError for a missing path.
+/// Throws CaseError for a path that does not exist and for a folder without case files.
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
 
 /// Deterministic generators (also used by tests and tools): values in binary64, to be

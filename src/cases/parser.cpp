@@ -764,6 +764,9 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
           found.push_back(it->path().string());
       }
       if (ec) throw CaseError(p, 0, "path", fmt::format("cannot list the folder: {}", ec.message()));
+      // A folder named must hold case files (run, golden, zoo): an empty one, or one of trace
+      // files only, beside others or the matrix, was checked as if it held cases (exit 0).
+      if (found.empty()) throw CaseError(p, 0, "path", "no case files (*.toml) in this folder");
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(st)) {

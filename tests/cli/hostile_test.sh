@@ -149,10 +149,10 @@ expect "... as dims" 0 python3 -c "import json; c = json.load(open('$tmp/c.json'
 # ---- a third false-pass audit (2026-12-07): each of these exited 0 before its fix ---------
 mkdir -p "$tmp/empty" "$tmp/data/cases"
 expect "golden over a folder without case files" 2 "$nc" golden "$tmp/empty"
-contains "... says so" "$tmp/err" "no case files"
+contains "... says so" "$tmp/err" "empty: path: no case files"
 expect "golden over trace files only (no case files)" 2 "$nc" golden cases/traces
 expect "run over a folder of cases and an empty one" 2 "$nc" run --no-progress cases/layer_norm "$tmp/empty"
-contains "... names the empty one" "$tmp/err" "no case files .* found in $tmp/empty"
+contains "... names the empty one" "$tmp/err" "$tmp/empty: path: no case files"
 expect "golden over the bundled files still passes" 0 "$nc" golden cases/layer_norm
 contains "... and counts what it compared" "$tmp/out" "reference matches every golden file \([1-9][0-9]* cases in [1-9][0-9]* files\)"
 expect "an empty bundled cases folder" 2 env NORMCHECK_DATA_DIR="$tmp/data" "$nc" run --no-progress
