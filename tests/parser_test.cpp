@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include "backends/registry.hpp"
 #include "cases/case.hpp"
+#include "checks/runner.hpp"
 
 using namespace normcheck;
 
@@ -178,6 +180,38 @@ TEST_CASE("parser: sizes, shapes and names that would crash or mislead are error
     CHECK(error_of(head + "inputs.x = { values = [1, 3] }\n[case.recorded.foo]\n").field == "case.a.recorded.foo");
     CHECK(error_of(head + "inputs.x = { values = [1, 3] }\nrecorded.foo.y = { values = [-1, 1], dtype = \"f16\" }\n").field == "case.a.recorded.foo.y");
   }
+}
+
+TEST_CASE("parser: a transform the rounding absorbs is refused; one made otherwise is MISTRUSTED, never PASSED", "[parser][property]") {
+  // shift 1e-30 on f32 [1, 2, 3, 4] rounds back to x: y(Tx) = y(x) whatever the backend does
+  // (it was reported PASSED with difference 0).
+  const std::string head = "[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\ninputs.x = { values = [1, 2, 3, 4] }\n";
+  CHECK(error_of(head + "expect.invariant_under = [{ shift = 1e-30 }]\n").field == "case.a.expect.invariant_under");
+  CHECK(error_of(head + "expect.changes_under = [{ shift = 1e-30, at = [0] }]\n").field == "case.a.expect.changes_under");
+  CHECK(error_of(head + "[[case]]\nname = \"b\"\nbase = \"a\"\ntransform = { shift = 1e-30 }\n").field == "case.b.transform");
+  // One element that moves is enough: x = [1, 2^-30] moves under shift 2^-40 at its second.
+  const auto ok = parse_case_file(write_tmp("moves.toml", "[[case]]\nname = \"a\"\nop = \"layer_norm\"\ndtype = \"f32\"\n"
+                                                           "inputs.x = { values = [1, 9.313225746154785e-10] }\n"
+                                                           "expect.invariant_under = [{ shift = 9.094947017729282e-13 }]\n"));
+  REQUIRE(ok.size() == 1);
+  // A property made through the API (no parser) with an absorbed shift: MISTRUSTED.
+  auto cs = parse_case_file(write_tmp("api.toml", head + "expect.invariant_under = [{ shift = 1.0 }]\n"));
+  REQUIRE(cs.size() == 1);
+  REQUIRE(cs[0].properties.size() == 1);
+  cs[0].properties[0].transform.shift = 1e-30;
+  REQUIRE(!cs[0].properties[0].transform.moves(cs[0].problem));
+  std::vector<std::unique_ptr<Backend>> be;
+  be.push_back(make_backend("cpu"));
+  const auto r = run_cases(cs, be, {});
+  REQUIRE(r.size() == 1);
+  bool seen = false;
+  for (const auto& c : r[0].checks)
+    if (c.name.starts_with("invariant_under")) {
+      seen = true;
+      CHECK(c.status == Status::mistrusted);
+    }
+  CHECK(seen);
+  CHECK(r[0].status == Status::mistrusted);
 }
 
 TEST_CASE("parser: every bundled case file parses", "[parser][bundled]") {

@@ -38,6 +38,10 @@ struct Transform {
   /// Whether scale * x + shift is exact (no rounding) in x's dtype for every element of x,
   /// decided with error-free transformations (fma for the product, TwoSum for the sum).
   bool exact_on(const Problem& p) const;
+  /// Whether apply(p) changes at least one element of the input (compared as values after
+  /// the rounding to its dtype: -0 and +0 are one value, a NaN stays itself). A transform
+  /// that the rounding absorbs entirely (shift 1e-30 on [1, 2, 3]) tests nothing.
+  bool moves(const Problem& p) const;
 };
 
 /// A metamorphic property of the backend's own outputs: y(T x) vs y(x).

@@ -73,6 +73,16 @@ bool Transform::exact_on(const Problem& p) const {
   return true;
 }
 
+bool Transform::moves(const Problem& p) const {
+  const std::string& name = input.empty() ? std::string(p.op.def().primary_input) : input;
+  const Tensor& x = p.inputs.at(name);
+  const Problem q = apply(p);
+  const Tensor& tx = q.inputs.at(name);
+  for (std::int64_t i = 0; i < x.size(); ++i)
+    if (prefix_match(x.shape(), i, at) && !std::isnan(x.get(i)) && tx.get(i) != x.get(i)) return true;
+  return false;
+}
+
 std::string Structural::str() const {
   return kind == Kind::sums_to_zero ? "sums_to_zero " + a : "orthogonal " + a + "." + b;
 }
@@ -356,6 +366,10 @@ Transform transform_of(const Ctx& c, const toml::node& n, const std::string& fie
   // shift 0 and scale 1 leave x as it is: an invariance that holds whatever the backend does
   // (it was reported PASSED; false-pass audit), a change that cannot happen.
   if (tr.shift == 0 && tr.scale == 1) c.fail(&n, field, "the identity transform (shift 0, scale 1) checks nothing: give a shift != 0 or a scale != 1");
+  // The same when the rounding to the input's dtype absorbs it (shift 1e-30 on [1, 2, 3]).
+  if (!tr.moves(p))
+    c.fail(&n, field, fmt::format("{} changes no element of {} once rounded to {}: it checks nothing; give a larger shift or scale",
+                                  tr.str(), tr.input.empty() ? std::string(p.op.def().primary_input) : tr.input, dtype_name(target.dtype())));
   return tr;
 }
 

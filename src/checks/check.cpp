@@ -152,6 +152,7 @@ class PropertyCheck final : public Check {
       }
       ExactOutputs qref = reference::evaluate_exact(*q);
       transformed_.emplace(std::move(*q), std::move(qref));
+      moves_ = pr_.transform.moves(p);
     }
     const auto& [q, qref] = *transformed_;
     if (auto why = e.backend.unsupported(q, {})) {  // e.g. a recorded source has no output for Tx
@@ -221,6 +222,9 @@ class PropertyCheck final : public Check {
         : fmt::format("{:.3g} budgets at {}", max_exact, where(exact_output, exact_at));
     if (compared == 0) {
       out.push_back({pname, Status::mistrusted, "no output element under the observe prefix"});
+    } else if (!moves_) {
+      out.push_back({pname, Status::mistrusted,
+                     "the transform changes no input element once rounded to its dtype: y(Tx) = y(x) shows nothing"});
     } else if (inv) {
       if (exact_nan_diff || max_exact > 0.5) {
         if (pr_.transform.exact_on(p))
@@ -245,6 +249,7 @@ class PropertyCheck final : public Check {
  private:
   const Property& pr_;
   std::optional<std::pair<ValidProblem, ExactOutputs>> transformed_;
+  bool moves_ = true;  ///< whether the transform changes any input element (Transform::moves)
 };
 
 /// expect.sums_to_zero / expect.orthogonal (checks/structural.hpp).

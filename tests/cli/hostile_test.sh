@@ -164,7 +164,7 @@ expect "the same file for --json and --junit" 2 "$nc" run --no-progress "$src_w"
 [ ! -e "$tmp/r" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a report was written"; }
 expect "GTEST_SHARD_INDEX without GTEST_TOTAL_SHARDS" 2 env GTEST_SHARD_INDEX=1 "$nc" run --no-progress "$src_w"
 for bad in 'expect.gate = { metric = "stab", max = inf }' 'expect.tolerance_abs = inf' 'expect.invariant_under = [{ shift = 0.0 }]' \
-           'expect.changes_under = [{ scale = 1.0 }]'; do
+           'expect.changes_under = [{ scale = 1.0 }]' 'expect.invariant_under = [{ shift = 1e-30 }]'; do
   printf '[[case]]\nname = "c"\nop = "layer_norm"\ndtype = "f64"\ninputs.x = { values = [1, 2, 3, 4] }\n%s\n' "$bad" >"$tmp/bad.toml"
   expect "refused: $bad" 2 "$nc" run --no-progress "$tmp/bad.toml"
   contains "... naming file and line" "$tmp/err" "bad.toml:[0-9]+"
