@@ -17,6 +17,16 @@
 
 namespace normcheck {
 
+namespace {
+/// The golden folder (a folder named golden beside a cases/ folder) that holds `d`, or empty.
+std::filesystem::path golden_holding(std::filesystem::path d) {
+  std::error_code ec;
+  for (; !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (d.filename() == "golden" && std::filesystem::is_directory(d.parent_path() / "cases", ec)) return d;
+  return {};
+}
+}  // namespace
+
 void check_output_path(const std::string& opt, const std::string& path, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   if (path.empty()) return;
@@ -30,10 +40,9 @@ void check_output_path(const std::string& opt, const std::string& path, const st
     throw UsageError(fmt::format("{} {}: the folder {} is not writable", opt, path, parent.string()));
   for (const auto& in : inputs)
     if (fs::weakly_canonical(in, ec) == p) throw UsageError(fmt::format("{} {}: that is an input of this run", opt, path));
-  for (fs::path d = parent; !d.empty() && d != d.root_path(); d = d.parent_path())
-    if (d.filename() == "golden" && fs::is_directory(d.parent_path() / "cases", ec))
-      throw UsageError(fmt::format("{} {}: inside {}, the golden files (rewrite them with normcheck golden --update)", opt,
-                                   path, d.string()));
+  if (const fs::path g = golden_holding(parent); !g.empty())
+    throw UsageError(fmt::format("{} {}: inside {}, the golden files (rewrite them with normcheck golden --update)", opt,
+                                 path, g.string()));
 }
 
 Report run(const RunRequest& req) {
@@ -61,7 +70,15 @@ Report run(const RunRequest& req) {
   std::vector<Expectation> expectations;
   if (!req.expect_failures.empty()) expectations = read_expectations(req.expect_failures);
   if (!req.dump_dir.empty()) {
+    // The dump replaces DIR/<case>__<backend>/ folders: never inside the golden files, never a
+    // report's own path (checked before the folder is created).
     std::error_code ec;
+    const auto dump = std::filesystem::weakly_canonical(req.dump_dir, ec);
+    if (const auto g = golden_holding(ec ? std::filesystem::absolute(req.dump_dir) : dump); !g.empty())
+      throw UsageError(fmt::format("--dump-failures {}: inside {}, the golden files", req.dump_dir, g.string()));
+    for (const auto& [opt, path] : req.outputs)
+      if (!path.empty() && std::filesystem::weakly_canonical(path, ec) == dump)
+        throw UsageError(fmt::format("--dump-failures {} and {} {}: the same path", req.dump_dir, opt, path));
     std::filesystem::create_directories(req.dump_dir, ec);
     if (!std::filesystem::is_directory(req.dump_dir))
       throw UsageError(fmt::format("--dump-failures {}: not a folder that can be created{}", req.dump_dir,

@@ -167,6 +167,11 @@ expect "output into golden/" 2 "$nc" run --no-progress "$w" -b cpu --json golden
 expect "golden/ untouched" 1 test -e golden/layer_norm/x.json
 expect "output onto a case file" 2 "$nc" run --no-progress "$tmp/note.toml" -b cpu --output "$tmp/note.toml"
 expect "case file kept" 0 grep -q 'name = "noted"' "$tmp/note.toml"
+expect "--dump-failures into golden/" 2 "$nc" run --no-progress "$tmp/note.toml" -b mutant:no_sqrt --dump-failures golden/dumps
+contains "... names the golden folder" "$tmp/err" "inside .*golden, the golden files"
+expect "golden/ untouched by the dump" 1 test -e golden/dumps
+expect "--dump-failures onto the JSON report's path" 2 "$nc" run --no-progress "$tmp/note.toml" -b mutant:no_sqrt --json "$tmp/d1" --dump-failures "$tmp/d1"
+expect "... nothing created" 1 test -e "$tmp/d1"
 expect "output into a missing folder, before the run" 2 "$nc" run --no-progress "$w" -b mutant:no_sqrt --json "$tmp/no/r.json"
 
 echo "gate: $pass passed, $fail failed"
