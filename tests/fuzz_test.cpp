@@ -12,6 +12,7 @@
 #include "ops/reference.hpp"
 #include "ops/registry.hpp"
 #include "run/fuzz.hpp"
+#include "spec/op.hpp"
 #include "spec/sample.hpp"
 
 using namespace normcheck;
@@ -103,6 +104,30 @@ TEST_CASE("sample: a draw is a function of its dims, and the regimes put what th
     CHECK(op1 == op2);
     CHECK(d1.str() == d2.str());
     CHECK((d1.width * d1.rows <= (1 << 15) || (d1.rows > 65535 && d1.width <= 3)));
+  }
+}
+
+TEST_CASE("sample: the constant regimes give every normalization group of every op one value", "[fuzz][sample]") {
+  // batch_norm's groups are channels across the batch, not the sampler's contiguous runs: its
+  // "constant" draws had held several values per channel (variance > 0), so no matrix point
+  // gave it a channel of variance 0 with a huge value (false-pass audit, 2026-12-07).
+  for (Op op : ops::all()) {
+    for (Regime r : {Regime::constant, Regime::constant_huge})
+      for (std::int64_t w : {2, 4, 8, 12})
+        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+          Dims d;
+          d.width = w;
+          d.rows = 3;
+          d.regime = r;
+          d.seed = seed;
+          const ValidProblem vp = draw_problem(op, d);
+          const Tensor& x = vp->inputs.at(std::string(op.def().primary_input));
+          const ReductionLayout g = group_layout(*vp);
+          INFO(op.name() << " " << d.str());
+          REQUIRE(!g.base.empty());
+          for (std::int64_t b : g.base)
+            for (std::int64_t m : g.member) CHECK(x.get(b + m) == x.get(b + g.member.front()));
+        }
   }
 }
 

@@ -213,6 +213,17 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
   p.out_dtype = dims.out.value_or(dims.x);
   Sampler s(dims);
   d.sample(s, p);
+  // The sampler's groups are contiguous runs; an op whose groups are not (batch_norm's
+  // channels across the batch, group_norm's several channels, axes = [0]) gets one value per
+  // normalization group from its first element, as the constant regimes promise (they had
+  // held several per group: variance > 0, so no point reached a group of variance 0 there).
+  if (dims.regime == Regime::constant || dims.regime == Regime::constant_huge) {
+    const ReductionLayout l = group_layout(p);
+    Tensor& x = p.inputs.at(std::string(d.primary_input));
+    if (!l.member.empty())
+      for (std::int64_t b : l.base)
+        for (std::int64_t j : l.member) x.set(b + j, x.get(b + l.member.front()));
+  }
   if (dims.placement) p.conv.eps_placement = *dims.placement;
   if (dims.backward) {
     p.conv.direction = Direction::backward;
