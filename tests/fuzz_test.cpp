@@ -107,11 +107,28 @@ TEST_CASE("sample: a draw is a function of its dims, and the regimes put what th
   }
 }
 
-TEST_CASE("sample: the constant regimes give every normalization group of every op one value", "[fuzz][sample]") {
+TEST_CASE("sample: the regimes hold per normalization group of every op (one value, one mean)", "[fuzz][sample]") {
   // batch_norm's groups are channels across the batch, not the sampler's contiguous runs: its
-  // "constant" draws had held several values per channel (variance > 0), so no matrix point
-  // gave it a channel of variance 0 with a huge value (false-pass audit, 2026-12-07).
+  // "constant" draws had held several values per channel (variance > 0), and its "shifted"
+  // channels means of both signs (no cancellation), so no matrix point gave it a channel of
+  // variance 0 with a huge value (false-pass audit, 2026-12-07); group_norm with several
+  // channels per group and axes = [0] likewise.
   for (Op op : ops::all()) {
+    for (Regime r : {Regime::shifted}) {
+      Dims d;
+      d.width = 12;
+      d.rows = 3;
+      d.regime = r;
+      for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        d.seed = seed;
+        const ValidProblem vp = draw_problem(op, d);
+        const Tensor& x = vp->inputs.at(std::string(op.def().primary_input));
+        const ReductionLayout g = group_layout(*vp);
+        INFO(op.name() << " " << d.str());
+        for (std::int64_t b : g.base)
+          for (std::int64_t m : g.member) CHECK(std::signbit(x.get(b + m)) == std::signbit(x.get(b + g.member.front())));
+      }
+    }
     for (Regime r : {Regime::constant, Regime::constant_huge})
       for (std::int64_t w : {2, 4, 8, 12})
         for (std::uint64_t seed = 1; seed <= 6; ++seed) {

@@ -88,68 +88,96 @@ Tensor Sampler::shift(const Shape& shape) { return uniform(shape, d_.param, -1.0
 Tensor Sampler::data(const Shape& shape, DType dt, std::int64_t group) {
   const std::int64_t n = numel(shape);
   group = std::max<std::int64_t>(1, std::min(group, n));
+  std::vector<std::vector<std::int64_t>> groups;
+  for (std::int64_t g0 = 0; g0 < n; g0 += group) {
+    groups.emplace_back();
+    for (std::int64_t i = g0; i < std::min(n, g0 + group); ++i) groups.back().push_back(i);
+  }
+  return fill(shape, dt, groups);
+}
+
+Tensor Sampler::regroup(const Tensor& x, const ReductionLayout& l) {
+  std::vector<std::vector<std::int64_t>> groups;
+  for (std::int64_t b : l.base) {
+    groups.emplace_back();
+    for (std::int64_t j : l.member) groups.back().push_back(b + j);
+  }
+  // The nonfinite regime's NaN/inf goes where it went before: into x when x held it.
+  bool had = false;
+  for (std::int64_t i = 0; i < x.size() && !had; ++i) had = !std::isfinite(x.get(i));
+  const bool placed = nonfinite_placed_;
+  nonfinite_placed_ = !had;
+  Tensor t = fill(x.shape(), x.dtype(), groups);
+  nonfinite_placed_ = placed || had;
+  return t;
+}
+
+Tensor Sampler::fill(const Shape& shape, DType dt, const std::vector<std::vector<std::int64_t>>& groups) {
+  const std::int64_t n = numel(shape);
   const FormatInfo& f = format_info(dt);
   const int p = f.precision;
   std::normal_distribution<double> N(0, 1);
   std::uniform_int_distribution<int> small(-8, 8);
   std::vector<double> v(static_cast<std::size_t>(n));
   // The group that holds the nonfinite regime's one NaN/inf (the first data tensor only).
-  const std::int64_t groups = (n + group - 1) / group;
-  const std::int64_t bad_group = static_cast<std::int64_t>(index(static_cast<std::size_t>(groups)));
-  for (std::int64_t g0 = 0, gi = 0; g0 < n; g0 += group, ++gi) {
-    const std::int64_t g1 = std::min(n, g0 + group);
-    auto fill = [&](auto&& f_each) {
-      for (std::int64_t i = g0; i < g1; ++i) v[i] = f_each(i);
+  const std::int64_t bad_group = static_cast<std::int64_t>(index(groups.size()));
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const std::vector<std::int64_t>& g = groups[gi];
+    if (g.empty()) continue;
+    auto fill_each = [&](auto&& f_each) {
+      for (std::int64_t i : g) v[i] = f_each(i);
     };
+    // One member of the group, drawn uniformly.
+    auto one = [&] { return g[index(g.size())]; };
     switch (d_.regime) {
       case Regime::normal: {
         const double s = std::ldexp(1.0, std::uniform_int_distribution<int>(-4, 4)(rng_));
-        fill([&](std::int64_t) { return s * N(rng_); });
+        fill_each([&](std::int64_t) { return s * N(rng_); });
         break;
       }
-      case Regime::integers: fill([&](std::int64_t) { return static_cast<double>(small(rng_)); }); break;
+      case Regime::integers: fill_each([&](std::int64_t) { return static_cast<double>(small(rng_)); }); break;
       case Regime::shifted: {
         const double mean = std::ldexp(1.0, p / 2 + 1) * (coin(0.5) ? 1 : -1);
-        fill([&](std::int64_t) { return mean + N(rng_); });
+        fill_each([&](std::int64_t) { return mean + N(rng_); });
         break;
       }
       case Regime::huge: {
         // e in (max_exp / 2 + 1, max_exp - 4): x^2 overflows, |x| * group stays finite.
         const int e = std::uniform_int_distribution<int>(f.max_exp / 2 + 1, std::max(f.max_exp / 2 + 1, f.max_exp - 4 - 7))(rng_);
-        fill([&](std::int64_t) { return std::ldexp(N(rng_), e); });
+        fill_each([&](std::int64_t) { return std::ldexp(N(rng_), e); });
         break;
       }
       case Regime::tiny: {
         // e in (min_exp, min_exp / 2 - 2): x^2 underflows; x itself normal.
         const int e = std::uniform_int_distribution<int>(f.min_exp + 2, f.min_exp / 2 - 2)(rng_);
-        fill([&](std::int64_t) { return std::ldexp(1.0 + std::abs(N(rng_)), e) * (coin(0.5) ? 1 : -1); });
+        fill_each([&](std::int64_t) { return std::ldexp(1.0 + std::abs(N(rng_)), e) * (coin(0.5) ? 1 : -1); });
         break;
       }
       case Regime::subnormal:
-        fill([&](std::int64_t) { return f.min_subnormal * static_cast<double>(small(rng_)); });
+        fill_each([&](std::int64_t) { return f.min_subnormal * static_cast<double>(small(rng_)); });
         break;
       case Regime::mixed: {
-        fill([&](std::int64_t) { return N(rng_); });
-        v[g0 + static_cast<std::int64_t>(index(static_cast<std::size_t>(g1 - g0)))] *= std::ldexp(1.0, p);
-        v[g0 + static_cast<std::int64_t>(index(static_cast<std::size_t>(g1 - g0)))] *= std::ldexp(1.0, -p);
+        fill_each([&](std::int64_t) { return N(rng_); });
+        v[one()] *= std::ldexp(1.0, p);
+        v[one()] *= std::ldexp(1.0, -p);
         break;
       }
       case Regime::constant: {
         const double c = N(rng_);
-        fill([&](std::int64_t) { return c; });
+        fill_each([&](std::int64_t) { return c; });
         break;
       }
       case Regime::constant_huge: {
         const double c = std::ldexp(N(rng_), std::max(f.max_exp / 2 + 1, f.max_exp - 4 - 7));
-        fill([&](std::int64_t) { return c; });
+        fill_each([&](std::int64_t) { return c; });
         break;
       }
-      case Regime::zeros: fill([&](std::int64_t) { return coin(0.5) ? 0.0 : -0.0; }); break;
+      case Regime::zeros: fill_each([&](std::int64_t) { return coin(0.5) ? 0.0 : -0.0; }); break;
       case Regime::nonfinite: {
-        fill([&](std::int64_t) { return N(rng_); });
-        if (gi == bad_group && !nonfinite_placed_) {
+        fill_each([&](std::int64_t) { return N(rng_); });
+        if (static_cast<std::int64_t>(gi) == bad_group && !nonfinite_placed_) {
           const double bad = pick({std::numeric_limits<double>::quiet_NaN(), HUGE_VAL, -HUGE_VAL});
-          v[g0 + static_cast<std::int64_t>(index(static_cast<std::size_t>(g1 - g0)))] = bad;
+          v[one()] = bad;
         }
         break;
       }
@@ -213,16 +241,18 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
   p.out_dtype = dims.out.value_or(dims.x);
   Sampler s(dims);
   d.sample(s, p);
-  // The sampler's groups are contiguous runs; an op whose groups are not (batch_norm's
-  // channels across the batch, group_norm's several channels, axes = [0]) gets one value per
-  // normalization group from its first element, as the constant regimes promise (they had
-  // held several per group: variance > 0, so no point reached a group of variance 0 there).
-  if (dims.regime == Regime::constant || dims.regime == Regime::constant_huge) {
+  // The regimes hold per normalization group (one value per group, one mean per group...),
+  // but a hook draws x in runs of consecutive values. Where the op's groups are not those
+  // runs (batch_norm's channels across the batch, group_norm's several channels per group,
+  // axes = [0]), x is drawn again over the groups themselves: the runs had given a batch_norm
+  // channel several constants (variance > 0) or means of both signs (no cancellation).
+  {
     const ReductionLayout l = group_layout(p);
     Tensor& x = p.inputs.at(std::string(d.primary_input));
-    if (!l.member.empty())
-      for (std::int64_t b : l.base)
-        for (std::int64_t j : l.member) x.set(b + j, x.get(b + l.member.front()));
+    const bool runs = l.contiguous && static_cast<std::int64_t>(l.member.size()) == s.x_run() &&
+                      static_cast<std::int64_t>(l.base.size()) * s.x_run() == x.size();
+    const bool covers = static_cast<std::int64_t>(l.base.size() * l.member.size()) == x.size();
+    if (!runs && covers && !l.member.empty()) x = s.regroup(x, l);
   }
   if (dims.placement) p.conv.eps_placement = *dims.placement;
   if (dims.backward) {

@@ -97,7 +97,15 @@ class Sampler {
   /// group that the rng picks. Values are rounded once to dt.
   Tensor data(const Shape& shape, DType dt, std::int64_t group);
   /// x: data(shape, dims().x, group).
-  Tensor x(const Shape& shape, std::int64_t group) { return data(shape, d_.x, group); }
+  Tensor x(const Shape& shape, std::int64_t group) {
+    x_run_ = group;
+    return data(shape, d_.x, group);
+  }
+  /// The run length of the last x() (0: none drawn).
+  std::int64_t x_run() const noexcept { return x_run_; }
+  /// x's values drawn again with each normalization group of `l` (base + member indices) as
+  /// one group of the regime; same shape and dtype.
+  Tensor regroup(const Tensor& x, const ReductionLayout& l);
   /// A gain (gamma, 1 + scale): distinct per index, U(0.5, 1.5), in the parameter dtype.
   Tensor gain(const Shape& shape);
   /// A shift (beta, bias): U(-1, 1) in the parameter dtype.
@@ -118,9 +126,12 @@ class Sampler {
   std::mt19937_64& rng() noexcept { return rng_; }
 
  private:
+  /// The regime's values for every group (lists of flat indices; an index in no group is 0).
+  Tensor fill(const Shape& shape, DType dt, const std::vector<std::vector<std::int64_t>>& groups);
   Dims d_;
   std::mt19937_64 rng_;
   bool nonfinite_placed_ = false;
+  std::int64_t x_run_ = 0;
 };
 
 /// The problem of `op` at `dims`: the op's default convention, acc_dtype f64 for f64 data
