@@ -161,6 +161,34 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
     }
   // The widest rows in the data's half-precision dtypes (32769: past a 32768-value tile).
   for (DType x : {DType::bf16, DType::f16}) v.push_back(point(32769, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
+  // Many groups (1031: past 1024, a prime, so no multiple of a vector or tile of rows) at
+  // widths whose tails are not a multiple of 4 or 8 (6, 13, 12), forward in every narrow
+  // dtype and backward; the op's large structure there (wide: group_norm's several channels
+  // per group, batch_norm's channels); width 1 (batch_norm in eval over 1031 channels); and
+  // backward groups past 1024 values that end in a partial chunk (1500). A fourth audit's
+  // faulty backends (statistics of row i % 1024, a tail left out past 1024 rows, eval running
+  // stats of channel c % 1024, dx of the tail wrong past 1024 rows, the last partial chunk of
+  // a backward group dropped) passed both tiers without them.
+  for (std::int64_t w : {6, 13}) v.push_back(point(w, 1031, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  for (DType x : {DType::bf16, DType::f16}) v.push_back(point(6, 1031, x, x, Regime::normal, EpsRegime::typical, false, false));
+  v.push_back(point(1, 1031, f32, f32, Regime::normal, EpsRegime::typical, false, false));
+  for (DType x : {f32, DType::bf16})
+    for (bool b : {false, true})
+      if (!b || bwd) v.push_back(wide(point(12, 1031, x, x, Regime::normal, EpsRegime::typical, b, false)));
+  if (bwd)
+    for (DType x : {f32, DType::bf16}) {
+      v.push_back(point(12, 1031, x, x, Regime::normal, EpsRegime::typical, true, false));
+      v.push_back(point(1500, 2, x, x, Regime::normal, EpsRegime::typical, true, false));
+    }
+  // Every view in f16 and f64 too (the quick tier had them in f32 and bf16 only: a backend
+  // that read f16 views with dense strides, or f64 views from offset 0, passed it).
+  for (MemoryLayout l : all_memory_layouts())
+    if (l != MemoryLayout::contiguous)
+      for (DType x : {DType::f16, DType::f64}) {
+        Dims d = point(33, 3, x, x, Regime::normal, EpsRegime::typical, false, false);
+        d.layout = l;
+        v.push_back(d);
+      }
   if (t == Tier::quick) return v;
   for (std::int64_t p = 2048; p <= 65536; p *= 2)
     for (std::int64_t w : {p - 1, p, p + 1}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
