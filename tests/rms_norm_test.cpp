@@ -78,3 +78,39 @@ TEST_CASE("rms_norm: cpu kernel within the default gate on random rows, every d 
   CHECK(ms.stab.value <= g.max);
   CHECK(ms.nan_mismatches == 0);
 }
+
+TEST_CASE("rms_norm: normalized_dtype grants one step of n only where n is at a rounding boundary", "[rms_norm][normalized_dtype][gate]") {
+  // n is rounded to bf16 before the (absent) affine: y = round_f32(round_bf16(n)). x_3 is
+  // chosen (bisection in binary64, then rounded to f32) so that n_3 lies within a few f32
+  // ULPs of 1 + 2^-8, the midpoint of bf16's 1 and 1 + 2^-7: a correct f32 kernel may round
+  // it to either, and the gate must accept both. A kernel that skips the rounding must still
+  // fail at the other elements (0.3, 0.7, 1.1 are far from bf16 midpoints after division).
+  const double target = 1 + 0x1p-8;
+  const auto n3 = [](double w) { return w / std::sqrt((0.3 * 0.3 + 0.7 * 0.7 + 1.1 * 1.1 + w * w) / 4); };
+  double lo = 0.5, hi = 4;
+  for (int k = 0; k < 200; ++k) ((n3((lo + hi) / 2) < target) ? lo : hi) = (lo + hi) / 2;
+  Problem p = row_problem(Op::rms_norm, DType::f32, {1, 4}, {0.3, 0.7, 1.1, lo});
+  p.conv.normalized_dtype = DType::bf16;
+  const auto ex = reference::evaluate_exact(p).at("y");
+  const double G = 1 + 8 + std::sqrt(4.0);
+  const auto allowed = [&](std::size_t i) {
+    const long double e = ex.exact_at(i);
+    return stab_allowance(G, DType::f32, e, kernel_unit(DType::f32, ex.cond[i], e));
+  };
+  const auto x = p.x().to_doubles();
+  const double rms = std::sqrt((x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]) / 4);
+  // element 3: both neighbours of the midpoint pass
+  for (double y : {1.0, 1 + 0x1p-7}) {
+    INFO(y);
+    CHECK(std::fabs(y - static_cast<double>(ex.exact_at(3))) <= allowed(3));
+  }
+  // elements 0..2: the unrounded n (a kernel that skips normalized_dtype) fails at one at least
+  bool caught = false;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double n = static_cast<double>(static_cast<float>(x[i] / rms));
+    caught = caught || std::fabs(n - static_cast<double>(ex.exact_at(i))) > allowed(i);
+    // and no grant there: the allowance stays below a quarter of a bf16 step
+    CHECK(allowed(i) < ulp(DType::bf16, n) / 4);
+  }
+  CHECK(caught);
+}

@@ -6,6 +6,8 @@
 // quick (part of the default suite), per op:
 //   width sweep   1..5, 7..9, 2^k - 1, 2^k, 2^k + 1 for k = 4..10 (vector, warp and block
 //                 tails), f32, two groups, alternately the op's defaults and drawn choices;
+//   residues      widths 6, 10..14, 18..30, 36, 44 (every remainder mod 8 and mod 16 past one
+//                 vector) in f32, the even ones in bf16, and backward in f32;
 //   narrow tails  widths 1, 3, 8, 9, 33, 65 in bf16, f16, f64;
 //   regimes       every magnitude regime x every data dtype, width 33;
 //   eps           every eps regime x {normal, constant, tiny} x {f32, bf16}, width 17;

@@ -142,7 +142,16 @@ std::string write_golden(const std::string& case_file, const std::string& versio
   const std::string gp = golden_path(case_file);
   nlohmann::json g;
   g["generator"] = fmt::format("normcheck {} golden --update", version);
-  g["source"] = fs::path(case_file).lexically_normal().string();
+  // "cases/<op>/<file>.toml", whichever way the file was named (a path from the working
+  // folder or the absolute one `golden --update` finds alone): rewriting an unchanged file
+  // leaves it as it was.
+  fs::path rel = "cases";
+  bool found = false;
+  for (const auto& part : fs::path(case_file).lexically_normal()) {
+    if (found) rel /= part;
+    found = found || part == "cases";
+  }
+  g["source"] = rel.generic_string();
   g["rounding"] = "MPFR reference rounded once to nearest even; values as C99 hex floats";
   for (const auto& cs : parse_case_file(case_file)) g["cases"][cs.name] = outputs_json(cs);
   fs::create_directories(fs::path(gp).parent_path());

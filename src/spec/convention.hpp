@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,11 @@ struct ConventionKey {
   std::string_view doc;
   void (*read)(const FieldSource& src, Convention& c);
   ConventionValue (*write)(const Convention& c);
+  /// The coverage matrix's and fuzz's draw of this key (spec/sample.hpp draw_problem): sets
+  /// one of its values, the default among them, from `rng` on a problem the op's sample hook
+  /// has drawn (it may reshape x where the key reads x's axes: batch_norm's sequence). Null:
+  /// the op's hook draws the key, or nothing does.
+  void (*draw)(std::mt19937_64& rng, Problem& p) = nullptr;
 };
 
 /// The common core: eps, eps_placement, variance, affine, normalized_shape, acc_dtype,

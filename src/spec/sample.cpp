@@ -227,7 +227,24 @@ double first_group_variance(const Problem& p) {
   return std::isfinite(v) && v > 0 ? v : 1;
 }
 
+namespace {
+ValidProblem draw_problem_keys(Op op, const Dims& dims, bool keys);
+}  // namespace
+
 ValidProblem draw_problem(Op op, const Dims& dims) {
+  // The op's keys with a draw (ConventionKey::draw) come from a stream of their own, so that
+  // adding one leaves every other value of a point as it was. A problem those draws make
+  // invalid (a key the rest of the draw rules out) is drawn again without them: a point is
+  // never dropped for a key.
+  try {
+    return draw_problem_keys(op, dims, true);
+  } catch (const SpecError&) {
+    return draw_problem_keys(op, dims, false);
+  }
+}
+
+namespace {
+ValidProblem draw_problem_keys(Op op, const Dims& dims, bool keys) {
   const OpDef& d = op.def();
   if (!d.sample) throw SpecError("op", fmt::format("{} has no sample rule: it cannot be drawn", d.name));
   if (dims.backward && !d.has_backward()) throw SpecError("convention.direction", fmt::format("{} has no backward", d.name));
@@ -241,6 +258,11 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
   p.out_dtype = dims.out.value_or(dims.x);
   Sampler s(dims);
   d.sample(s, p);
+  if (keys && s.vary()) {
+    std::mt19937_64 g(mix(dims.seed ^ 0x6b657973ULL));  // "keys"
+    for (const ConventionKey* k : d.params)
+      if (k->draw) k->draw(g, p);
+  }
   // The regimes hold per normalization group (one value per group, one mean per group...),
   // but a hook draws x in runs of consecutive values. Where the op's groups are not those
   // runs (batch_norm's channels across the batch, group_norm's several channels per group,
@@ -278,5 +300,6 @@ ValidProblem draw_problem(Op op, const Dims& dims) {
                                           shape_str(p.x().shape())));
   return validate(std::move(p));
 }
+}  // namespace
 
 }  // namespace normcheck

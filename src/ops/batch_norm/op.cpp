@@ -4,6 +4,8 @@
 // without track_running_stats). Reference: reference.hpp; CPU: cpu.cpp.
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "ops/common/channel_op.hpp"
 #include "ops/common/cpu_kernels.hpp"
 #include "ops/common/mutants.hpp"
@@ -124,10 +126,27 @@ const ConventionKey kRunningVariance{
       if (!e) s.fail("running_variance", fmt::format("unknown '{}' (biased | unbiased)", v));
       c.running_variance = *e;
     },
-    [](const Convention& c) -> ConventionValue { return std::string(to_string(c.running_variance)); }};
+    [](const Convention& c) -> ConventionValue { return std::string(to_string(c.running_variance)); },
+    // biased a third of the time (Keras, Flax): only two literal cases without spatial
+    // positions had set it (a fifth audit's N - 1 for m - 1 passed).
+    [](std::mt19937_64& g, Problem& p) {
+      p.conv.running_variance = std::uniform_int_distribution<int>(0, 2)(g) == 0 ? Variance::biased : Variance::unbiased;
+    }};
 const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls of one module",
                               [](const FieldSource& s, Convention& c) { c.sequence = s.boolean("sequence"); },
-                              [](const Convention& c) -> ConventionValue { return c.sequence; }};
+                              [](const Convention& c) -> ConventionValue { return c.sequence; },
+                              // a third of the draws whose batch splits in two: x [N, C, L] as
+                              // two chained calls [2, N / 2, C, L]
+                              [](std::mt19937_64& g, Problem& p) {
+                                Tensor& x = p.inputs.at("x");
+                                const Shape s = x.shape();
+                                p.conv.sequence = false;
+                                if (std::uniform_int_distribution<int>(0, 2)(g) != 0 || s.size() != 3 || s[0] < 4 || s[0] % 2) return;
+                                p.conv.sequence = true;
+                                Tensor seq(x.dtype(), Shape{2, s[0] / 2, s[1], s[2]});
+                                std::memcpy(seq.data(), x.data(), x.nbytes());
+                                x = std::move(seq);
+                              }};
 
 /// OpDef::sample: x [N, C, L] with N * L = width values per channel (L a divisor of width
 /// among 1, 2, 4), C = rows; training (batch statistics) or eval, running stats tracked or

@@ -219,6 +219,29 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
     const C centred = center ? (C(1) - C(2) / C(m)) * a(j) + mean_abs : a(j);
     C ci = g / Dc * (centred + k * C(abs(cond_of(nj))) * mean_nx) + C(abs(g * cond_of(nj)));
     if (c.affine == Affine::gamma_beta) ci += C(abs(cond_of(beta[j])));
+    if (c.normalized_dtype && isfinite(n[j])) {
+      // The rounding of n to normalized_dtype is a step: where n lies within a kernel's own
+      // error on n of the midpoint between its two neighbours in that dtype, a correct kernel
+      // may round it to either (a fifth audit's draw of the key failed the cpu kernels 5 times
+      // in the quick tier, one step of f16/bf16 n times |g| each). There the magnitude grants
+      // that step, g s / u (the gate's (G - 1) u c >= g s for any G >= 2); elsewhere nothing,
+      // so a kernel that skips the rounding (0.5 s off at most elements) still fails. The
+      // kernel's error on n is taken as Lambda u e_n, e_n = (centred + k |n| mean_nx) / D + |n|
+      // (n's own magnitude, per unit roundoff of acc_dtype), Lambda = 2 (9 + sqrt m) (twice the
+      // default gate), rounded up to a power of two, which the certified path and MPFR share.
+      const DType nd = *c.normalized_dtype;
+      const double r = static_cast<double>(cond_of(nj)), nv = static_cast<double>(cond_of(n[j]));
+      const double step = ulp(nd, std::min(std::fabs(r), std::fabs(nv)));
+      const C en = (centred + k * C(abs(cond_of(n[j]))) * mean_nx) / Dc + C(abs(cond_of(n[j])));
+      const double u = unit_roundoff(c.acc_dtype);
+      const double lambda = 2 * (9 + std::sqrt(static_cast<double>(m)));
+      const double w = lambda * u * static_cast<double>(en);
+      if (std::isfinite(step) && step > 0 && w > 0 && std::isfinite(w)) {
+        const double thr = std::exp2(std::ceil(std::log2(w)));
+        const T mid = T(r) + T(nv >= r ? step / 2 : -step / 2);
+        if (abs(n[j] - mid) <= T(thr)) ci += g * C(step / u);
+      }
+    }
     cond[j] = static_cast<double>(ci);
   }
   if (stats) {
