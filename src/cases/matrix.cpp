@@ -180,14 +180,14 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   for (std::int64_t w : {6, 13}) v.push_back(point(w, 1031, f32, f32, Regime::normal, EpsRegime::typical, false, false));
   for (DType x : {DType::bf16, DType::f16}) v.push_back(point(6, 1031, x, x, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(1, 1031, f32, f32, Regime::normal, EpsRegime::typical, false, false));
-  for (DType x : {f32, DType::bf16})
-    for (bool b : {false, true})
-      if (!b || bwd) v.push_back(wide(point(12, 1031, x, x, Regime::normal, EpsRegime::typical, b, false)));
-  if (bwd)
-    for (DType x : {f32, DType::bf16}) {
-      v.push_back(point(12, 1031, x, x, Regime::normal, EpsRegime::typical, true, false));
-      v.push_back(point(1500, 2, x, x, Regime::normal, EpsRegime::typical, true, false));
-    }
+  // (backward over 1031 groups in f32 only: the backward reference is the costly part of the
+  // default run, and the faults found there were of the rows, not of the dtype)
+  for (DType x : {f32, DType::bf16}) v.push_back(wide(point(12, 1031, x, x, Regime::normal, EpsRegime::typical, false, false)));
+  if (bwd) {
+    v.push_back(wide(point(12, 1031, f32, f32, Regime::normal, EpsRegime::typical, true, false)));
+    v.push_back(point(12, 1031, f32, f32, Regime::normal, EpsRegime::typical, true, false));
+    for (DType x : {f32, DType::bf16}) v.push_back(point(1500, 2, x, x, Regime::normal, EpsRegime::typical, true, false));
+  }
   // Every view in f16 and f64 too (the quick tier had them in f32 and bf16 only: a backend
   // that read f16 views with dense strides, or f64 views from offset 0, passed it).
   for (MemoryLayout l : all_memory_layouts())

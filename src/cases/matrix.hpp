@@ -39,10 +39,10 @@
 //                 rows of 32769 values in bf16 and f16. A second audit's faulty backends
 //                 passed the quick tier without them (tests/matrix_test.cpp).
 //   many groups   1031 groups at widths 6 and 13 (f32), 6 (bf16, f16), 1 (batch_norm eval
-//                 over 1031 channels) and 12 with the op's structure (wide; f32, bf16,
-//                 forward and backward); backward at 12 x 1031 and 1500 x 2 (a group past
-//                 1024 values ending in a partial chunk), f32 and bf16; every view in f16 and
-//                 f64. A fourth audit's faulty backends (statistics wrapping at 1024 rows or
+//                 over 1031 channels) and 12 with the op's structure (wide; f32 and bf16
+//                 forward, f32 backward); backward at 12 x 1031 (f32) and 1500 x 2 (a group
+//                 past 1024 values ending in a partial chunk; f32, bf16); every view in f16
+//                 and f64. A fourth audit's faulty backends (statistics wrapping at 1024 rows or
 //                 channels, row tails wrong past 1024 rows, a partial chunk dropped) passed
 //                 both tiers without them.
 // full: quick, plus widths 2^k +- 1 up to 65537 and primes (one group; 8192 +- 1 and
