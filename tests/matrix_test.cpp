@@ -19,6 +19,22 @@
 
 using namespace normcheck;
 
+namespace {
+/// The quick tier's cases by name: get(name) is the case's problem, or null when the point
+/// is not in the matrix (an op's sample rule refused it).
+struct QuickPoints {
+  std::vector<Case> all = coverage_matrix(Tier::quick);
+  std::map<std::string, const Problem*> by_name;
+  QuickPoints() {
+    for (const Case& cs : all) by_name[cs.name] = &cs.problem;
+  }
+  const Problem* get(const std::string& name) const {
+    const auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  }
+};
+}  // namespace
+
 TEST_CASE("coverage matrix quick: every op has the scale points", "[matrix]") {
   std::map<std::string, std::set<std::string>> names;  // op -> its quick cases' names
   std::map<std::string, std::int64_t> longest_axis;     // case -> x's longest axis
@@ -61,13 +77,8 @@ TEST_CASE("coverage matrix quick: every op has the scale points", "[matrix]") {
 // dgamma rounded to bf16, f16 partial sums beyond 16385 values) passed the default suite before
 // them. Each point is asserted by its case, and the structure it stands for by the problem.
 TEST_CASE("coverage matrix quick: every op has the structure points, with their structure", "[matrix]") {
-  std::map<std::string, const Case*> by_name;
-  const std::vector<Case> all = coverage_matrix(Tier::quick);
-  for (const Case& cs : all) by_name[cs.name] = &cs;
-  auto get = [&](const std::string& name) -> const Problem* {
-    const auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : &it->second->problem;
-  };
+  const QuickPoints q;
+  auto get = [&](const std::string& name) { return q.get(name); };
   std::int64_t ops_checked = 0;
   for (Op op : ops::all()) {
     if (!op.def().sample) continue;
@@ -138,13 +149,8 @@ TEST_CASE("coverage matrix quick: every op has the structure points, with their 
 // chunk of 1024 dropped, f16 views read with dense strides, f64 views from offset 0) passed
 // both tiers before them. Each point exists for every op, with the structure it stands for.
 TEST_CASE("coverage matrix quick: every op has the many-groups points, with their structure", "[matrix]") {
-  std::map<std::string, const Problem*> by_name;
-  const std::vector<Case> all = coverage_matrix(Tier::quick);
-  for (const Case& cs : all) by_name[cs.name] = &cs.problem;
-  auto get = [&](const std::string& name) -> const Problem* {
-    const auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : it->second;
-  };
+  const QuickPoints q;
+  auto get = [&](const std::string& name) { return q.get(name); };
   std::int64_t ops_checked = 0;
   for (Op op : ops::all()) {
     if (!op.def().sample) continue;
@@ -199,9 +205,7 @@ TEST_CASE("coverage matrix quick: every op has the many-groups points, with thei
 // before them. Each point exists for every op, in each direction it has, and its problem has
 // the placement named and, for constant_huge, rows of one value at the top of the range.
 TEST_CASE("coverage matrix quick: every op has every eps placement where eps decides", "[matrix]") {
-  std::map<std::string, const Problem*> by_name;
-  const std::vector<Case> all = coverage_matrix(Tier::quick);
-  for (const Case& cs : all) by_name[cs.name] = &cs.problem;
+  const QuickPoints q;
   std::int64_t ops_checked = 0, points = 0;
   for (Op op : ops::all()) {
     if (!op.def().sample) continue;
@@ -213,9 +217,9 @@ TEST_CASE("coverage matrix quick: every op has every eps placement where eps dec
         for (const char* re : {"constant_typical", "constant_dominant", "tiny_comparable", "constant_huge_typical", "normal_comparable"}) {
           const std::string name = "mx_" + o + "_w9_r2_f32_f32_" + re + dir + "_" + pl;
           INFO(name);
-          const auto it = by_name.find(name);
-          REQUIRE(it != by_name.end());
-          const Problem& p = *it->second;
+          const Problem* pp = q.get(name);
+          REQUIRE(pp);
+          const Problem& p = *pp;
           CHECK(to_string(p.conv.eps_placement) == pl);
           CHECK((p.conv.direction == Direction::backward) == (*dir != '\0'));
           if (std::string(re) == "constant_huge_typical") {
