@@ -125,6 +125,7 @@ TEST_CASE("coverage matrix quick: every op has the structure points, with their 
         CHECK(p->conv.normalized_shape.size() == 2);
       if (o.rfind("fused_add", 0) == 0) CHECK(p->inputs.count("bias") == 1);
       if (o.find("_quant") != std::string::npos) CHECK(p->inputs.count("residual") == 1);
+      if (o == "qk_norm") CHECK(p->x().shape()[0] == 2);  // two batches
     }
     // channels_last at C >= 16 (the channel ops: it is their layout)
     if (o == "group_norm" || o == "instance_norm" || o == "batch_norm") {

@@ -32,7 +32,7 @@
 //                 published bug class) passed the quick tier without them;
 //   structure     (Dims::wide) the op's large structural choices over 32 groups of 64
 //                 values: a 2-D normalized_shape, 16 channels per group, 16 or 32
-//                 channels (channels_last from C = 16), 4 heads, the optional inputs present, in
+//                 channels (channels_last from C = 16), 4 heads in 2 batches, the optional inputs present, in
 //                 f32/bf16/f16 forward and backward and through every view in f32 and bf16;
 //                 13 groups in bf16 and f16 (a tail of rows past 4 and 8), forward and
 //                 backward; backward of bf16/f16 data with binary32 parameters and outputs;

@@ -75,7 +75,7 @@ struct Dims {
   /// two dims ([4, width / 4] where 4 divides width), group_norm's channels per group the
   /// largest of 16, 8, 4, 2 dividing width (16 at the matrix's width 64) in 2 groups,
   /// instance_norm's 16 channels, batch_norm's spatial size 4 (its channels are the groups),
-  /// qk_norm's 4 heads, the fused residual's bias and the quantizing norms' residual (with
+  /// qk_norm's 4 heads in 2 batches, the fused residual's bias and the quantizing norms' residual (with
   /// that bias) present. A gap audit's faulty backends wrong only there (gamma indexed by
   /// group at 8 channels per group, channels_last read as channels-first from C = 16,
   /// statistics over the last dim of a 2-D normalized_shape) passed every small draw.

@@ -68,9 +68,12 @@ const ConventionKey kQkForm{"qk_form", "rms (RMSNorm per head, scores / sqrt(d_k
 void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
   const std::int64_t h = d.wide && d.rows >= 4 ? 4 : s.vary() && d.rows >= 2 ? s.pick<std::int64_t>({1, 2}) : 1;  // heads
-  const std::int64_t t = (d.rows + h - 1) / h, kv = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 2;
-  p.inputs["q"] = s.x(Shape{1, h, t, d.width}, d.width);
-  p.inputs["k"] = s.x(Shape{1, h, kv, d.width}, d.width);
+  // batch: 2 in the large structure (scores of one batch's q against another's k, or k's
+  // batch read as q's, showed nowhere with one: a fifth audit), else 1
+  const std::int64_t b = d.wide && d.rows >= 8 * h ? 2 : 1;
+  const std::int64_t t = (d.rows + b * h - 1) / (b * h), kv = s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 2;
+  p.inputs["q"] = s.x(Shape{b, h, t, d.width}, d.width);
+  p.inputs["k"] = s.x(Shape{b, h, kv, d.width}, d.width);
   if (s.vary() && s.coin(0.25)) {
     p.conv.qk_form = QkForm::l2;
     p.conv.eps_placement = EpsPlacement::clamp_norm;
