@@ -104,6 +104,12 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   v.push_back(point(33, 2, DType::bf16, f32, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 2, f32, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 2, DType::f16, f32, Regime::normal, EpsRegime::typical, false, false));
+  // ... and at two more widths, with f16 parameters too (a backend that rounded n to the
+  // weight's dtype, T5's order, failed one point of the quick tier: a fifth audit).
+  for (std::int64_t w : {12, 64}) {
+    for (DType pd : {DType::bf16, DType::f16}) v.push_back(point(w, 2, f32, pd, Regime::normal, EpsRegime::typical, false, false));
+    v.push_back(point(w, 2, DType::bf16, f32, Regime::normal, EpsRegime::typical, false, false));
+  }
   // Narrow data with a binary32 output: eps or parameters rounded to the data's dtype show.
   if (!op.def().quantized_out)
     for (DType x : {DType::bf16, DType::f16})

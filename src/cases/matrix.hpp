@@ -17,7 +17,8 @@
 //                 clamp in rms_norm_quant and a backward blind to the placement in batch_norm,
 //                 group_norm and scale_norm, and the cpu kernels' NaN for huge constant rows,
 //                 passed the quick tier without them);
-//   parameters    bf16 data with f32 parameters, f32 with bf16, f16 with f32;
+//   parameters    bf16 data with f32 parameters, f32 with bf16, f16 with f32 (width 33);
+//                 f32 with bf16 and f16, bf16 with f32 (widths 12 and 64);
 //   output dtype  bf16 and f16 data with a binary32 output (eps or parameters rounded to
 //                 the data's dtype show there), typical and comparable eps;
 //   backward      (ops with one) widths 1, 2, 8, 9, 33, 128, 129 and every regime in f32, bf16;

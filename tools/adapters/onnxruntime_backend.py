@@ -286,9 +286,10 @@ def batch_norm(req, inputs):
              "mean": _param(inputs, "running_mean", dt, cshape, "gamma_beta"),
              "var": _param(inputs, "running_var", dt, cshape, "gamma_beta")}
     out = {"y": (_run(sess, feeds, dt)[0], dt)}
-    for k in ("running_mean", "running_var"):  # eval leaves them as they were
+    for k in ("running_mean", "running_var"):  # eval leaves them as they were, in the output's dtype
         if k in req["outputs"]:
-            out[k] = (inputs[k][0], inputs[k][1])
+            spec = req["outputs"][k]
+            out[k] = (np.asarray(inputs[k][0]).astype(NUMPY[spec["dtype"]]).reshape(spec["shape"]), spec["dtype"])
     return out
 
 
