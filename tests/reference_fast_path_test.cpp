@@ -1010,6 +1010,18 @@ TEST_CASE("reference: the MPFR path's rounding tests find the boundaries, and MP
   CHECK(reference::undecided_roundings() == n0 + 3);
 }
 
+TEST_CASE("reference: normalized_dtype's boundary grant is decided alike on both paths", "[reference][fastpath][normalized_dtype]") {
+  // Found by the equivalence run at scale (NORMCHECK_EQUIV_SEED=19) the day the grant was
+  // written: y.cond[71] 8289.7 on one path, 97.7 on the other (w = 5, 23 rows, bf16, shifted,
+  // eps 0). The side of round(n) on which n lay was read from n's binary64 value, which the
+  // two paths may round apart; it is now a comparison of the exact n in T.
+  const Problem p = drawn(*ops::find("layer_norm"), 5, 23, DType::bf16, DType::f32, "shifted", "zero", 1937238856133328777ull);
+  REQUIRE(p.conv.normalized_dtype.has_value());
+  std::string first;
+  CHECK(differences(p, &first) == 0);
+  INFO(first);
+}
+
 TEST_CASE("reference: the dynamic scale's condition magnitude is the row's largest, on both paths (near-tied maxima)", "[reference][fastpath]") {
   // Found by the equivalence run at scale (NORMCHECK_EQUIV_SEED=17): layer_norm_quant f16
   // with an f32 residual of subnormals; row 8's |y_0|, |y_1| and |y_4| tie to 1e-38 relative,
