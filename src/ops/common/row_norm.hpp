@@ -232,18 +232,27 @@ void normalize_group(const T* x, std::int64_t m, bool center, const Convention& 
       // (the same bits on both paths) and comparisons of the exact n in T, which the certified
       // path decides or leaves to MPFR (Uncertain): both paths take the same one (the
       // equivalence run at scale found a side chosen from n's binary64 value differ, seed 19).
+      // (n is compared with round(n) first: an n that is exactly a value of the dtype, n = 1
+      // at m = 1, is then decided without asking on which side of it n lies, which a ball
+      // around it cannot tell and MPFR would have been asked for.)
       const DType nd = *c.normalized_dtype;
       const double ar = std::fabs(static_cast<double>(cond_of(nj)));  // |round(n)|, exact in binary64
-      const bool away = abs(n[j]) > T(ar);                              // n beyond it, away from 0
-      const double step = away ? ulp(nd, ar) : ulp(nd, std::nextafter(ar, 0.0));
-      const double amid = away ? ar + step / 2 : ar - step / 2;        // the midpoint on n's side
+      const double s_lo = ulp(nd, std::nextafter(ar, 0.0)), s_hi = ulp(nd, ar);  // the spacings below and above it
       const C en = (centred + k * C(abs(cond_of(n[j]))) * mean_nx) / Dc + C(abs(cond_of(n[j])));
       const double u = unit_roundoff(c.acc_dtype);
       const double lambda = 2 * (9 + std::sqrt(static_cast<double>(m)));
       const double w = lambda * u * static_cast<double>(en);
-      if (std::isfinite(step) && step > 0 && w > 0 && std::isfinite(w)) {
+      if (std::isfinite(s_lo) && s_lo > 0 && w > 0 && std::isfinite(w)) {
         const double thr = std::exp2(std::ceil(std::log2(w)));
-        if (abs(abs(n[j]) - T(amid)) <= T(thr)) ci += g * C(step / u);
+        if (thr >= std::min(s_lo, s_hi) / 2) {
+          ci += g * C(std::max(s_lo, s_hi) / u);  // the kernel's own error spans half a step
+        } else {
+          const T dev = abs(abs(n[j]) - T(ar));
+          if (!(dev <= T(std::min(s_lo, s_hi) / 2 - thr))) {  // not well inside: n's side is certain
+            const double step = abs(n[j]) > T(ar) ? s_hi : s_lo;
+            if (dev >= T(step / 2 - thr)) ci += g * C(step / u);
+          }
+        }
       }
     }
     cond[j] = static_cast<double>(ci);
