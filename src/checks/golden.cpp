@@ -54,7 +54,10 @@ nlohmann::json outputs_json(const Case& cs) {
 }
 }  // namespace
 
-std::string golden_path(const std::string& case_file) {
+namespace {
+/// A case file's path split at its first folder named cases: {the folder holding cases/, the
+/// path inside cases/}. CaseError when there is none.
+std::pair<fs::path, fs::path> split_at_cases(const std::string& case_file) {
   const fs::path p = fs::path(case_file).lexically_normal();
   fs::path root, rel;
   bool found = false;
@@ -63,6 +66,12 @@ std::string golden_path(const std::string& case_file) {
     (found ? rel : root) /= *it;
   }
   if (!found || rel.empty()) throw CaseError(case_file, 0, "path", "golden files exist only for case files under a folder named cases/");
+  return {root, rel};
+}
+}  // namespace
+
+std::string golden_path(const std::string& case_file) {
+  auto [root, rel] = split_at_cases(case_file);
   rel.replace_extension(".json");
   return (root / "golden" / rel).string();
 }
@@ -145,13 +154,7 @@ std::string write_golden(const std::string& case_file, const std::string& versio
   // "cases/<op>/<file>.toml", whichever way the file was named (a path from the working
   // folder or the absolute one `golden --update` finds alone): rewriting an unchanged file
   // leaves it as it was.
-  fs::path rel = "cases";
-  bool found = false;
-  for (const auto& part : fs::path(case_file).lexically_normal()) {
-    if (found) rel /= part;
-    found = found || part == "cases";
-  }
-  g["source"] = rel.generic_string();
+  g["source"] = (fs::path("cases") / split_at_cases(case_file).second).generic_string();
   g["rounding"] = "MPFR reference rounded once to nearest even; values as C99 hex floats";
   for (const auto& cs : parse_case_file(case_file)) g["cases"][cs.name] = outputs_json(cs);
   fs::create_directories(fs::path(gp).parent_path());

@@ -88,31 +88,24 @@ Tensor Sampler::shift(const Shape& shape) { return uniform(shape, d_.param, -1.0
 Tensor Sampler::data(const Shape& shape, DType dt, std::int64_t group) {
   const std::int64_t n = numel(shape);
   group = std::max<std::int64_t>(1, std::min(group, n));
-  std::vector<std::vector<std::int64_t>> groups;
-  for (std::int64_t g0 = 0; g0 < n; g0 += group) {
-    groups.emplace_back();
-    for (std::int64_t i = g0; i < std::min(n, g0 + group); ++i) groups.back().push_back(i);
-  }
-  return fill(shape, dt, groups);
+  ReductionLayout runs;  // runs of `group` consecutive values (the last one may be short)
+  for (std::int64_t g0 = 0; g0 < n; g0 += group) runs.base.push_back(g0);
+  for (std::int64_t j = 0; j < group; ++j) runs.member.push_back(j);
+  return fill(shape, dt, runs);
 }
 
 Tensor Sampler::regroup(const Tensor& x, const ReductionLayout& l) {
-  std::vector<std::vector<std::int64_t>> groups;
-  for (std::int64_t b : l.base) {
-    groups.emplace_back();
-    for (std::int64_t j : l.member) groups.back().push_back(b + j);
-  }
   // The nonfinite regime's NaN/inf goes where it went before: into x when x held it.
   bool had = false;
   for (std::int64_t i = 0; i < x.size() && !had; ++i) had = !std::isfinite(x.get(i));
   const bool placed = nonfinite_placed_;
   nonfinite_placed_ = !had;
-  Tensor t = fill(x.shape(), x.dtype(), groups);
+  Tensor t = fill(x.shape(), x.dtype(), l);
   nonfinite_placed_ = placed || had;
   return t;
 }
 
-Tensor Sampler::fill(const Shape& shape, DType dt, const std::vector<std::vector<std::int64_t>>& groups) {
+Tensor Sampler::fill(const Shape& shape, DType dt, const ReductionLayout& groups) {
   const std::int64_t n = numel(shape);
   const FormatInfo& f = format_info(dt);
   const int p = f.precision;
@@ -120,15 +113,17 @@ Tensor Sampler::fill(const Shape& shape, DType dt, const std::vector<std::vector
   std::uniform_int_distribution<int> small(-8, 8);
   std::vector<double> v(static_cast<std::size_t>(n));
   // The group that holds the nonfinite regime's one NaN/inf (the first data tensor only).
-  const std::int64_t bad_group = static_cast<std::int64_t>(index(groups.size()));
-  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const std::vector<std::int64_t>& g = groups[gi];
-    if (g.empty()) continue;
+  const std::int64_t bad_group = static_cast<std::int64_t>(index(groups.base.size()));
+  for (std::size_t gi = 0; gi < groups.base.size(); ++gi) {
+    const std::int64_t b = groups.base[gi];
+    std::size_t size = 0;  // the members inside x (a last run may be short)
+    while (size < groups.member.size() && b + groups.member[size] < n) ++size;
+    if (size == 0) continue;
     auto fill_each = [&](auto&& f_each) {
-      for (std::int64_t i : g) v[i] = f_each(i);
+      for (std::size_t j = 0; j < size; ++j) v[b + groups.member[j]] = f_each(b + groups.member[j]);
     };
     // One member of the group, drawn uniformly.
-    auto one = [&] { return g[index(g.size())]; };
+    auto one = [&] { return b + groups.member[index(size)]; };
     switch (d_.regime) {
       case Regime::normal: {
         const double s = std::ldexp(1.0, std::uniform_int_distribution<int>(-4, 4)(rng_));

@@ -126,8 +126,9 @@ class Sampler {
   std::mt19937_64& rng() noexcept { return rng_; }
 
  private:
-  /// The regime's values for every group (lists of flat indices; an index in no group is 0).
-  Tensor fill(const Shape& shape, DType dt, const std::vector<std::vector<std::int64_t>>& groups);
+  /// The regime's values for every group (base + member flat indices, members in increasing
+  /// order; those past x's end are left out; an index in no group is 0).
+  Tensor fill(const Shape& shape, DType dt, const ReductionLayout& groups);
   Dims d_;
   std::mt19937_64 rng_;
   bool nonfinite_placed_ = false;
