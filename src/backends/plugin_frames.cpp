@@ -111,7 +111,10 @@ void dense_strides(nc_tensor& t, const std::string& name) {
 /// inputs' NaNs are quiet), so an element still holding it after the run was never written;
 /// a quiet-NaN fill would pass every case whose exact output is NaN (0/0 of a constant row
 /// with eps = 0) for a kernel that writes nothing. fp8 (one NaN encoding in e4m3fn) and
-/// int8 have no such value: 0xff bytes (NaN, -1), and no check.
+/// int8 have no such value: 0xff bytes (NaN, -1), checked by a second run (serve_request:
+/// where the first left 0xff bytes, the second fills 0x00, and a byte that follows the fill
+/// was never written; false-pass audit: a plugin writing no y passed fp8 cases whose exact
+/// output is NaN).
 struct Fill {
   std::uint64_t bits = 0xff;
   std::size_t size = 1;
@@ -133,12 +136,14 @@ struct GuardedBuffer {
   std::vector<unsigned char> buf;
   std::size_t bytes = 0;
   Fill fill;
-  GuardedBuffer(std::size_t n, nc_dtype t) : buf(n + 2 * kGuardBytes, kGuardByte), bytes(n), fill(fill_of(t)) {
+  GuardedBuffer(std::size_t n, nc_dtype t) : buf(n + 2 * kGuardBytes, kGuardByte), bytes(n), fill(fill_of(t)) { reset(0xff); }
+  /// Every element back to the fill; an unchecked (8-bit) dtype's bytes to `byte`.
+  void reset(unsigned char byte) {
     if (!fill.checked) {
-      std::memset(buf.data() + kGuardBytes, 0xff, n);
+      std::memset(buf.data() + kGuardBytes, byte, bytes);
       return;
     }
-    for (std::size_t i = 0; i + fill.size <= n; i += fill.size) std::memcpy(buf.data() + kGuardBytes + i, &fill.bits, fill.size);
+    for (std::size_t i = 0; i + fill.size <= bytes; i += fill.size) std::memcpy(buf.data() + kGuardBytes + i, &fill.bits, fill.size);
   }
   unsigned char* data() { return buf.data() + kGuardBytes; }
   const unsigned char* data() const { return buf.data() + kGuardBytes; }
@@ -646,6 +651,26 @@ Frame serve_request_v1(const std::string& payload, NcSupportsV1 supports, NcRunV
   return {kOkay, std::string(reinterpret_cast<const char*>(ybuf.data()), ybuf.bytes)};
 }
 
+/// The checks of a run's outputs (descriptors, guard zones, written flags, fills): an error
+/// frame for the first that fails, or nullopt.
+std::optional<Frame> check_outputs_v2(const HostRequestV2& q, const std::vector<nc_tensor>& before) {
+  for (std::size_t k = 0; k < q.outputs.size(); ++k) {
+    if (!same_descriptor(q.outputs[k], before[k])) return Frame{kErrr, descriptor_change(before[k], q.outputs[k])};
+    if (auto b = q.output_storage[k].breach())
+      return Frame{kErrr, fmt::format("plugin wrote {} output {} ({} of the {} guard bytes changed): it holds {} bytes; wrong output "
+                                 "shape or dtype?",
+                                 b->first, q.output_names[k], b->second, kGuardBytes, q.output_storage[k].bytes)};
+    if (q.optional[k] && q.written[k] != 0 && q.written[k] != 1)
+      return Frame{kErrr, fmt::format("plugin set output_written of {} to {} (0 or 1)", q.output_names[k], q.written[k])};
+    if (q.optional[k] && q.written[k] == 0) continue;
+    if (auto i = q.output_storage[k].unwritten())
+      return Frame{kErrr, fmt::format("plugin left element {} of output {} unwritten (it still holds the host's fill, a signaling "
+                                 "NaN): every element of an output it returns must be written",
+                                 *i, q.output_names[k])};
+  }
+  return std::nullopt;
+}
+
 Frame serve_request(const std::string& payload, nc_plugin_supports_fn supports, nc_plugin_run_fn run) {
   HostRequestV2 q;
   try {
@@ -659,19 +684,35 @@ Frame serve_request(const std::string& payload, nc_plugin_supports_fn supports, 
   if (!supports(&p, msg, sizeof msg)) return {kSkip, message(msg)};
   msg[0] = 0;
   if (run(&p, msg, sizeof msg) != 0) return {kErrr, message(msg)};
+  if (auto f = check_outputs_v2(q, before)) return *f;
+  // fp8 and int8 outputs have no fill distinct from every value: where the run left 0xff
+  // bytes (NaN, -1), run again over 0x00 bytes; a byte that holds each fill in turn was never
+  // written. The first run's outputs are the reply.
+  std::vector<std::size_t> bytewise;
   for (std::size_t k = 0; k < q.outputs.size(); ++k) {
-    if (!same_descriptor(q.outputs[k], before[k])) return {kErrr, descriptor_change(before[k], q.outputs[k])};
-    if (auto b = q.output_storage[k].breach())
-      return {kErrr, fmt::format("plugin wrote {} output {} ({} of the {} guard bytes changed): it holds {} bytes; wrong output "
-                                 "shape or dtype?",
-                                 b->first, q.output_names[k], b->second, kGuardBytes, q.output_storage[k].bytes)};
-    if (q.optional[k] && q.written[k] != 0 && q.written[k] != 1)
-      return {kErrr, fmt::format("plugin set output_written of {} to {} (0 or 1)", q.output_names[k], q.written[k])};
-    if (q.optional[k] && q.written[k] == 0) continue;
-    if (auto i = q.output_storage[k].unwritten())
-      return {kErrr, fmt::format("plugin left element {} of output {} unwritten (it still holds the host's fill, a signaling "
-                                 "NaN): every element of an output it returns must be written",
-                                 *i, q.output_names[k])};
+    const GuardedBuffer& b = q.output_storage[k];
+    if (!b.fill.checked && !(q.optional[k] && q.written[k] == 0) && std::memchr(b.data(), 0xff, b.bytes)) bytewise.push_back(k);
+  }
+  if (!bytewise.empty()) {
+    std::vector<std::vector<unsigned char>> first;
+    for (const GuardedBuffer& b : q.output_storage) first.emplace_back(b.data(), b.data() + b.bytes);
+    const std::vector<std::int32_t> first_written = q.written;
+    for (GuardedBuffer& b : q.output_storage) b.reset(0x00);
+    std::fill(q.written.begin(), q.written.end(), 0);
+    msg[0] = 0;
+    if (run(&p, msg, sizeof msg) != 0) return {kErrr, fmt::format("a second run of the same problem failed: {}", message(msg))};
+    if (auto f = check_outputs_v2(q, before)) return *f;
+    for (std::size_t k : bytewise) {
+      const GuardedBuffer& b = q.output_storage[k];
+      for (std::size_t i = 0; i < b.bytes; ++i)
+        if (first[k][i] == 0xff && b.data()[i] == 0x00)
+          return {kErrr, fmt::format("plugin left element {} of output {} unwritten (it held each of the host's fills in turn, "
+                                     "0xff and then 0x00, over two runs of the same problem): every element of an output it "
+                                     "returns must be written", i, q.output_names[k])};
+    }
+    for (std::size_t k = 0; k < q.outputs.size(); ++k)
+      std::memcpy(q.output_storage[k].data(), first[k].data(), first[k].size());
+    q.written = first_written;
   }
   for (std::size_t k = 0; k < q.inputs.size(); ++k) {
     const auto [from, size] = q.input_bytes[k];

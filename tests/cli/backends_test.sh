@@ -57,6 +57,11 @@ contains "example plugin: every op's backward ran" "$tmp/out" "^batch_norm/backw
 # exact y is NaN (0/0 of a constant row with eps 0); it is an ERROR naming the element.
 expect "plugin that writes nothing, on a NaN case" 3 "$nc" run cases/layer_norm --case ln_f32_constant_row_eps0_inexact_mean --backend "plugin:$plugins/libnc_fault_writes_nothing.so" --no-progress
 contains "plugin that writes nothing: named" "$tmp/out" "left element 0 of output y unwritten"
+# fp8 and int8 outputs have no fill distinct from every value (0xff: NaN, -1): a plugin that
+# leaves them unwritten had passed the fp8 cases whose exact y is NaN (15 of the quantized
+# ops' cases; false-pass audit). The host runs it again over 0x00 bytes and names the element.
+expect "plugin that leaves fp8/int8 outputs unwritten" 3 "$nc" run matrix:quick --case mx_rms_norm_quant_w33_r2_f16_f16_zeros_typical --backend "plugin:$plugins/libnc_fault_skips_byte_outputs.so" --no-progress
+contains "8-bit outputs unwritten: named" "$tmp/out" "left element 0 of output y unwritten \\(it held each of the host's fills in turn"
 expect "plugin that reads views as dense rows" 1 "$nc" run cases/layer_norm/memory_layout.toml cases/group_norm/memory_layout.toml --backend "plugin:$plugins/libnc_fault_dense_rows.so" --no-progress
 contains "dense rows: the padded view fails" "$tmp/out" "^FAILED ln_padded_view on plugin:"
 lacks "dense rows: the offset view (dense) passes" "$tmp/out" "^FAILED ln_offset_view"

@@ -22,6 +22,9 @@
  *                         padded or permuted view it reads the padding or another row)
  *   NC_FAULT_WRITES_NOTHING returns 0 without writing any output (the host's fill is a
  *                         signaling NaN: a case whose exact y is NaN must not pass)
+ *   NC_FAULT_SKIPS_BYTE_OUTPUTS writes every output but the 8-bit ones (fp8, int8), whose
+ *                         host fill (0xff bytes: NaN, -1) is a value: the host's second run
+ *                         over 0x00 bytes must find them unwritten
  *   NC_FAULT_NO_MEAN_TERM layer_norm's backward without the -mean(g dy) term of dx (the
  *                         correct dx plus mean(g dy) / D per row; inside_sqrt): a classic
  *                         hand-derived gradient that forgets the mean's dependence on x
@@ -164,6 +167,31 @@ NC_PLUGIN_EXPORT int nc_plugin_run(const nc_problem* p, char* error, size_t n) {
   (void)error;
   (void)n;
   return 0;
+#elif defined(NC_FAULT_SKIPS_BYTE_OUTPUTS)
+  {
+    nc_problem q = *p;
+    nc_tensor outs[16];
+    void* scratch[16] = {0};
+    int rc;
+    int32_t k;
+    if (p->num_outputs > 16) return example_run(p, error, n);
+    for (k = 0; k < p->num_outputs; ++k) {
+      outs[k] = p->outputs[k];
+      if (outs[k].dtype == NC_FP8_E4M3FN || outs[k].dtype == NC_FP8_E5M2 || outs[k].dtype == NC_INT8) {
+        int64_t span = 1; /* 1 + sum (extent - 1) stride: the bytes the view reaches */
+        int d;
+        for (d = 0; d < outs[k].ndim; ++d)
+          if (outs[k].shape[d] > 0) span += (outs[k].shape[d] - 1) * outs[k].strides[d];
+        scratch[k] = malloc((size_t)span);
+        if (!scratch[k]) return 1;
+        outs[k].data = scratch[k]; /* the example writes here; the host's buffer is untouched */
+      }
+    }
+    q.outputs = outs;
+    rc = example_run(&q, error, n);
+    for (k = 0; k < p->num_outputs; ++k) free(scratch[k]);
+    return rc;
+  }
 #elif defined(NC_FAULT_NO_MEAN_TERM)
   {
     const int rc = example_run(p, error, n);
