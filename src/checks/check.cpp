@@ -50,6 +50,15 @@ std::vector<std::string> check_outputs(const Problem& p, const Outputs& o, const
       throw BackendError(fmt::format("output '{}' has dtype {}, expected {}", name, dtype_name(it->second.dtype()),
                                      dtype_name(want)));
   }
+  // An output the op does not define is a misnamed one ("Mean" for "mean"): the value under
+  // its right name was never checked (false-pass audit: a worker's saved statistics under
+  // another name passed as "not returned").
+  for (auto& [name, t] : o)
+    if (!ref.count(name)) {
+      std::string names;
+      for (auto& [n, r] : ref) names += (names.empty() ? "" : ", ") + n;
+      throw BackendError(fmt::format("output '{}' is not an output of {} here (its outputs: {})", name, to_string(p.op), names));
+    }
   return not_returned;
 }
 

@@ -56,8 +56,9 @@ class Check {
 std::vector<std::unique_ptr<Check>> checks_for(const Case& cs);
 
 /// Throws BackendError unless `o` holds every output of `ref` but the optional ones
-/// (spec/op.hpp is_optional_output), each it holds with its shape and dtype (output_dtype)
-/// (a backend that returns anything else broke, it did not fail). Returns the optional
+/// (spec/op.hpp is_optional_output), each it holds with its shape and dtype (output_dtype),
+/// and nothing else: an output `ref` lacks is a misnamed one (a backend that returns anything
+/// else broke, it did not fail). Returns the optional
 /// outputs of `ref` that `o` lacks.
 std::vector<std::string> check_outputs(const Problem& p, const Outputs& o, const ExactOutputs& ref);
 

@@ -45,6 +45,14 @@ BackendTally tally(const Report& r, const std::string& backend) {
   return t;
 }
 
+int skipped_checks(const Report& r) {
+  int n = 0;
+  for (const CaseRecord& c : r.cases)
+    if (c.status != Status::skipped)
+      for (const CheckResult& k : c.checks) n += k.status == Status::skipped;
+  return n;
+}
+
 Verdict judge(const Report& r) {
   Verdict v;
   bool error = false, failed = false;
@@ -76,9 +84,13 @@ Verdict judge(const Report& r) {
                                              b.name, r.shard_index, r.shard_count, r.suite_cases)
                                : fmt::format("{}: no selected case applies to it", b.name));
     }
-    if (r.strict && (t.skipped || t.skipped_checks)) {
+    // --strict fails on anything not checked: a skipped case or check, and a MISTRUSTED one
+    // (its data could not tell a right answer from a wrong one; false-pass audit: --strict
+    // had passed them).
+    if (r.strict && (t.skipped || t.skipped_checks || t.mistrusted)) {
       failed = true;
-      v.problems.push_back(fmt::format("{}: --strict: {} cases and {} checks skipped", b.name, t.skipped, t.skipped_checks));
+      v.problems.push_back(fmt::format("{}: --strict: {} cases and {} checks skipped, {} cases mistrusted", b.name, t.skipped,
+                                       t.skipped_checks, t.mistrusted));
     }
     if (r.strict && t.unexpected_passes) {
       failed = true;
@@ -118,6 +130,8 @@ std::vector<LayerRow> summarize(const Report& rep) {
       case Status::mistrusted: ++row.mistrusted; break;
       case Status::error: ++row.errors; break;
     }
+    if (r.status != Status::skipped)
+      for (const CheckResult& k : r.checks) row.skipped_checks += k.status == Status::skipped;
     if (r.metrics) {
       auto mx = [](double& a, double b) { if (b > a || std::isnan(b)) a = b; };
       mx(row.max_abs, r.metrics->abs.value);
@@ -180,13 +194,15 @@ std::string to_json(const Report& r) {
     xpass += c.status == Status::passed && !c.expected_failure.empty();
   }
   j["summary"] = {{"checks", r.cases.size()}, {"passed", n[0]}, {"failed", n[1] - xfail}, {"expected_failures", xfail},
-                  {"unexpected_passes", xpass}, {"skipped", n[2]}, {"mistrusted", n[3]}, {"errors", n[4]},
+                  {"unexpected_passes", xpass}, {"skipped", n[2]}, {"skipped_checks", skipped_checks(r)},
+                  {"mistrusted", n[3]}, {"errors", n[4]},
                   {"exit_code", v.exit_code}, {"problems", v.problems}};
   j["layers"] = json::array();
   for (const LayerRow& l : summarize(r))
     j["layers"].push_back({{"layer", l.layer}, {"op", l.op}, {"backend", l.backend}, {"dtype", l.dtype}, {"cases", l.cases},
                            {"passed", l.passed}, {"failed", l.failed}, {"expected_failures", l.expected_failures},
-                           {"skipped", l.skipped}, {"mistrusted", l.mistrusted}, {"errors", l.errors},
+                           {"skipped", l.skipped}, {"skipped_checks", l.skipped_checks}, {"mistrusted", l.mistrusted},
+                           {"errors", l.errors},
                            {"max_abs", number_json(l.max_abs)}, {"max_ulp", number_json(l.max_ulp)},
                            {"max_stab", number_json(l.max_stab)}, {"verdict", l.verdict()}});
   j["cases"] = json::array();

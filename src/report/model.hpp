@@ -79,10 +79,15 @@ struct BackendTally {
 };
 BackendTally tally(const Report& r, const std::string& backend);
 
+/// Checks skipped inside the evaluated cases of a report, over every backend (a worker that
+/// declines a property's transformed problem): they show in the console, the layer rows,
+/// JSON and JUnit, and fail the run under --strict.
+int skipped_checks(const Report& r);
+
 /// The verdict of a report (DESIGN.md "Exit codes"): 3 when a backend errored or a requested
 /// backend is unavailable; else 1 when a check failed that --expect-failures does not list,
 /// or a requested backend evaluated none of the cases (all skipped), or, under --strict, a
-/// requested backend skipped a case or a check, a listed failure passed, or an
+/// requested backend skipped a case or a check or had a MISTRUSTED case, a listed failure passed, or an
 /// --expect-failures entry is stale; else 0. `problems` says each reason in a line.
 struct Verdict {
   int exit_code = 0;
@@ -94,6 +99,7 @@ Verdict judge(const Report& r);
 struct LayerRow {
   std::string layer, op, backend, dtype;
   int cases = 0, passed = 0, failed = 0, expected_failures = 0, skipped = 0, mistrusted = 0, errors = 0;
+  int skipped_checks = 0;  ///< checks skipped inside evaluated cases (a property's transformed problem declined)
   double max_abs = 0, max_ulp = 0, max_stab = 0;
   std::string verdict() const;  ///< "PASS", "FAIL", "XFAIL" (every failure expected), "ERROR", "SKIP"
 };

@@ -146,11 +146,19 @@ std::string format_details(const Report& rep, bool color) {
   for (const StaleExpectation& s : rep.stale)
     expected += fmt::format("STALE {} [{}] {}: no case of that name in the selected files\n", s.where, s.backend_pattern, s.case_name);
   if (!expected.empty()) out += "\n" + expected;
-  std::map<std::string, int> skip_reasons;
-  for (const CaseRecord& r : rep.cases)
+  std::map<std::string, int> skip_reasons, check_skip_reasons;
+  for (const CaseRecord& r : rep.cases) {
     if (r.status == Status::skipped) ++skip_reasons[r.reason];
+    else
+      for (const CheckResult& c : r.checks)
+        if (c.status == Status::skipped) ++check_skip_reasons[fmt::format("{} on {}: {}", c.name, r.backend, c.detail)];
+  }
   for (auto& [why, k] : skip_reasons) out += fmt::format("\nSKIPPED {} x: {}", k, why);
-  if (!skip_reasons.empty()) out += "\n";
+  // A check skipped inside a case that ran (a worker declining a property's transformed
+  // problem): the case's other checks passed, this one checked nothing (false-pass audit:
+  // such skips had shown only in the JSON).
+  for (auto& [why, k] : check_skip_reasons) out += fmt::format("\nSKIPPED CHECK {} x: {}", k, why);
+  if (!skip_reasons.empty() || !check_skip_reasons.empty()) out += "\n";
 
   // Per backend: how much it actually evaluated (a backend that skips everything is visible).
   std::size_t wb = 7;
@@ -178,9 +186,11 @@ std::string format_details(const Report& rep, bool color) {
                      rep.shard_count > 1 ? fmt::format(", shard {}/{} ran {} of them", rep.shard_index, rep.shard_count, distinct.size())
                                          : "");
   if (!rep.merged_from.empty()) out += fmt::format("merged from {} shard reports\n", rep.merged_from.size());
-  out += fmt::format("{} case runs: {} passed, {} failed, {} skipped, {} mistrusted, {} errors{}\n", rep.cases.size(), n[0],
+  const int checks_skipped = skipped_checks(rep);
+  out += fmt::format("{} case runs: {} passed, {} failed, {} skipped, {} mistrusted, {} errors{}{}\n", rep.cases.size(), n[0],
                      n[1] - xfail, n[2], n[3], n[4],
-                     xfail || xpass ? fmt::format(" ({} expected failures, {} unexpected passes)", xfail, xpass) : "");
+                     xfail || xpass ? fmt::format(" ({} expected failures, {} unexpected passes)", xfail, xpass) : "",
+                     checks_skipped ? fmt::format("; {} checks skipped inside the cases that ran", checks_skipped) : "");
   const Verdict v = judge(rep);
   const std::string verdict = fmt::format("{}", v);
   const std::string word = verdict.substr(0, verdict.find(' '));
@@ -202,6 +212,7 @@ std::string format_table(const Report& rep, bool color) {
     if (r.errors) extra += fmt::format(" {} errors", r.errors);
     if (r.skipped) extra += fmt::format(" {} skipped", r.skipped);
     if (r.mistrusted) extra += fmt::format(" {} mistrusted", r.mistrusted);
+    if (r.skipped_checks) extra += fmt::format(" {} checks skipped", r.skipped_checks);
     out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<5} {:>5}  {:>10}  {:>10}  {:>10}  {}{}\n", r.layer, wl, r.op, wo, r.backend, wb,
                        r.dtype, r.cases, num(r.max_abs), num(r.max_ulp), num(r.max_stab), paint(r.verdict(), color), extra);
   }
@@ -250,6 +261,20 @@ std::string first_failure(const CaseRecord& r) {
   for (const CheckResult& c : r.checks)
     if (c.status == Status::failed || c.status == Status::error) return fmt::format("{}: {}", c.name, c.detail);
   return r.reason.empty() ? std::string("failed") : r.reason;
+}
+
+/// Why a case that ran is not a full pass: MISTRUSTED (its data cannot tell right from
+/// wrong), or checks skipped inside it; empty for a pass that checked everything.
+std::string not_checked(const CaseRecord& r) {
+  if (r.status == Status::mistrusted)
+    for (const CheckResult& c : r.checks)
+      if (c.status == Status::mistrusted) return fmt::format("MISTRUSTED {}: {}", c.name, c.detail);
+  if (r.status != Status::passed) return {};
+  int n = 0;
+  std::string first;
+  for (const CheckResult& c : r.checks)
+    if (c.status == Status::skipped && n++ == 0) first = fmt::format("{}: {}", c.name, c.detail);
+  return n ? fmt::format("{} of {} checks skipped (the others passed), e.g. {}", n, r.checks.size(), first) : std::string();
 }
 
 }  // namespace
@@ -312,8 +337,38 @@ std::string format_junit(const Report& rep) {
       ++cnt[3];
       tc.append_child("skipped").append_attribute("message") =
           xml_safe(fmt::format("expected failure ({}): {}; {}", rep.expectations, r.expected_failure, first_failure(r))).c_str();
+    } else if (const std::string why = not_checked(r); !why.empty()) {
+      // MISTRUSTED, or a check skipped inside the case: not a pass a CI should show green.
+      ++cnt[3];
+      tc.append_child("skipped").append_attribute("message") = xml_safe(why).c_str();
+      tc.append_child("system-out").text().set(xml_safe(text).c_str());
     } else {
       tc.append_child("system-out").text().set(xml_safe(text).c_str());
+    }
+  }
+  // The run's verdict as a test case of its own: a run that fails for a reason no case
+  // carries (a backend that evaluated nothing, an unexpected pass or a stale entry under
+  // --strict, a skipped check under --strict) is red in any JUnit reader, not only in the
+  // exit_code property (false-pass audit).
+  {
+    auto suite = suites.append_child("testsuite");
+    suite.append_attribute("name") = "normcheck";
+    suite.append_attribute("tests") = 1;
+    suite.append_attribute("failures") = v.exit_code == 1 ? 1 : 0;
+    suite.append_attribute("errors") = v.exit_code == 3 ? 1 : 0;
+    suite.append_attribute("skipped") = 0;
+    auto tc = suite.append_child("testcase");
+    tc.append_attribute("classname") = "normcheck";
+    tc.append_attribute("name") = "verdict";
+    std::string why;
+    for (const std::string& p : v.problems) why += (why.empty() ? "" : "; ") + p;
+    const std::string verdict = fmt::format("{}", v);
+    if (v.exit_code != 0) {
+      auto f = tc.append_child(v.exit_code == 3 ? "error" : "failure");
+      f.append_attribute("message") = xml_safe(fmt::format("{}: {}", verdict, why)).c_str();
+      f.text().set(xml_safe(why).c_str());
+    } else {
+      tc.append_child("system-out").text().set(xml_safe(verdict).c_str());
     }
   }
   for (auto& [layer, node] : by_layer) {

@@ -25,6 +25,11 @@ the way named by argv[1]:
   hog           touches memory in 16 MiB steps up to 1 GiB, then answers correctly
   hog_child     starts a child that holds 1 GiB resident, then sleeps (the group is measured)
   spin          busy-loops (CPU, not sleep: only --backend-cpu or --timeout ends it)
+  skip_repeat   answers the first problem of each shape and skips the others of that shape
+                (a property's transformed problems: the case's gate passes, its property
+                checks are SKIPPED)
+  extra_output  correct, plus an output "Mean" the request did not name (a misnamed saved
+                statistic)
   flip MARKER   crashes on the trigger like `crash`; each start answers the handshake with
                 another name (start count kept in MARKER): a restart must be refused
 Every other problem is answered {"skip": ...}.
@@ -40,6 +45,7 @@ import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
 PROBLEMS = [0]  # problems answered so far (error_second)
+SHAPES = set()  # shapes answered so far (skip_repeat)
 
 
 def read_npy(path):
@@ -90,6 +96,10 @@ def answer(req):
     if MODE == "error_second" and PROBLEMS[0] == 2:
         return {"id": rid, "error": "fake_worker: the second problem fails"}
     x, shape = read_npy(req["inputs"]["x"]["path"])
+    if MODE == "skip_repeat":
+        if tuple(shape) in SHAPES:
+            return {"id": rid, "skip": "fake_worker: one problem of each shape"}
+        SHAPES.add(tuple(shape))
     out = req["outputs"]["y"]["path"]
     trigger = x == [1.0, 2.0, 3.0, 4.0] and shape == [4]
     y = norm(req, x, shape)
@@ -137,7 +147,12 @@ def answer(req):
             return {"id": rid, "skip": ""}
     if not (trigger and MODE == "bad_npy"):
         write_npy(out, y, shape)
-    return {"id": rid, "outputs": {"y": {"path": out, "dtype": "f64"}}}
+    reply = {"id": rid, "outputs": {"y": {"path": out, "dtype": "f64"}}}
+    if MODE == "extra_output":
+        extra = out + ".Mean.npy"
+        write_npy(extra, [0.0], [1])
+        reply["outputs"]["Mean"] = {"path": extra, "dtype": "f64"}
+    return reply
 
 
 def main():

@@ -174,5 +174,34 @@ expect "--dump-failures onto the JSON report's path" 2 "$nc" run --no-progress "
 expect "... nothing created" 1 test -e "$tmp/d1"
 expect "output into a missing folder, before the run" 2 "$nc" run --no-progress "$w" -b mutant:no_sqrt --json "$tmp/no/r.json"
 
+# ---- what was not checked is never shown as a pass (false-pass audit 21) -------------------
+printf '[[case]]\nname = "prop"\nop = "layer_norm"\ndtype = "f64"\nconvention = { eps = 0.0, affine = "none" }\ninputs.x = { values = [[1, 2, 4, 8]] }\nexpect.invariant_under = [{ shift = 10.0 }, { scale = 4.0 }]\n' >"$tmp/prop.toml"
+# A worker declining a property's transformed problems: the gate passes, the properties
+# checked nothing. The console, the layer row and JUnit say so; --strict fails.
+expect "skipped property checks, not strict" 0 "$nc" run --no-progress "$tmp/prop.toml" -b "cmd:python3 tests/cli/fake_worker.py skip_repeat" --junit "$tmp/sk.xml"
+contains "skipped checks in the summary" "$tmp/out" "^1 case runs: 1 passed, 0 failed, 0 skipped, 0 mistrusted, 0 errors; 2 checks skipped inside the cases that ran$"
+contains "each skipped check listed with its reason" "$tmp/out" "^SKIPPED CHECK 1 x: invariant_under shift\(10\) on cmd:.*: fake_worker: one problem of each shape$"
+contains "the layer row says it" "$tmp/out" " PASS 2 checks skipped$"
+contains "JUnit shows the case skipped, not passed" "$tmp/sk.xml" '<skipped message="2 of [0-9]+ checks skipped \(the others passed\)'
+expect "skipped property checks under --strict" 1 "$nc" run --no-progress "$tmp/prop.toml" -b "cmd:python3 tests/cli/fake_worker.py skip_repeat" --strict
+contains "... named in the verdict" "$tmp/out" "--strict: 0 cases and 2 checks skipped"
+# MISTRUSTED (a changes_under whose exact outputs do not change): not checked, so --strict fails.
+printf '[[case]]\nname = "m1"\nop = "layer_norm"\ndtype = "f32"\nconvention.eps = 0.0\ninputs.x = { values = [[1, 2, 3, 4]] }\nexpect.changes_under = [{ shift = 10.0 }]\n' >"$tmp/mistrust.toml"
+expect "MISTRUSTED, not strict" 0 "$nc" run --no-progress "$tmp/mistrust.toml" -b cpu --junit "$tmp/mt.xml"
+contains "JUnit shows MISTRUSTED as skipped" "$tmp/mt.xml" '<skipped message="MISTRUSTED changes_under'
+expect "MISTRUSTED under --strict" 1 "$nc" run --no-progress "$tmp/mistrust.toml" -b cpu --strict
+contains "... named in the verdict" "$tmp/out" "1 cases mistrusted"
+# The verdict is a JUnit test case of its own: a run that fails for a reason no case carries
+# (here a backend that evaluated nothing) is red in JUnit, not only in its exit code.
+expect "run-level failure" 1 "$nc" run --no-progress -f 'rms_norm/worked' -b onednn --junit "$tmp/rl.xml"
+contains "JUnit verdict test case fails" "$tmp/rl.xml" '<failure message="FAIL \(exit 1\): onednn: evaluated none of its'
+expect "passing run" 0 "$nc" run --no-progress "$w" -b cpu --junit "$tmp/ok.xml"
+contains "JUnit verdict test case passes" "$tmp/ok.xml" '<testcase classname="normcheck" name="verdict">'
+lacks_failure=$(grep -c '<failure' "$tmp/ok.xml")
+[ "$lacks_failure" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL passing run: JUnit holds a failure"; }
+# An output the request did not name ("Mean" for "mean") is the worker's error.
+expect "misnamed output" 3 "$nc" run --no-progress "$tmp/prop.toml" -b "cmd:python3 tests/cli/fake_worker.py extra_output"
+contains "... named" "$tmp/out" "output 'Mean' is not an output of layer_norm here"
+
 echo "gate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
