@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -38,6 +40,51 @@ void ensure_std_fds() {
 }
 
 void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+// The process groups of the running children, for the handler below: a normcheck killed by
+// SIGTERM (a CI timeout), SIGINT (Ctrl-C) or SIGHUP took its workers' destructors with it,
+// and a hung worker outlived it (false-pass audit 21). Slots hold a group id or 0.
+constexpr int kGroupSlots = 256;
+std::atomic<pid_t> g_groups[kGroupSlots];
+
+/// Kills every registered group, then dies of `sig` as the default action would (kill,
+/// signal, raise: async-signal-safe).
+extern "C" void kill_groups_and_die(int sig) {
+  for (auto& g : g_groups)
+    if (const pid_t pg = g.load(std::memory_order_relaxed); pg > 0) ::kill(-pg, SIGKILL);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// Installs kill_groups_and_die for SIGTERM, SIGINT and SIGHUP, once, where their action is
+/// the default (one set to ignore, as nohup does, stays ignored).
+void install_group_killer() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      struct sigaction old{};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
+      struct sigaction sa{};
+      sa.sa_handler = kill_groups_and_die;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+void register_group(pid_t pg) noexcept {
+  for (auto& g : g_groups) {
+    pid_t empty = 0;
+    if (g.compare_exchange_strong(empty, pg)) return;
+  }
+}
+
+void unregister_group(pid_t pg) noexcept {
+  for (auto& g : g_groups) {
+    pid_t want = pg;
+    if (g.compare_exchange_strong(want, 0)) return;
+  }
+}
 
 std::string describe_status(int st) {
   if (WIFEXITED(st)) {
@@ -84,6 +131,7 @@ std::uint64_t group_resident_bytes(pid_t pgrp) noexcept {
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildLimits limits) : limits_(limits) {
   if (argv.empty()) throw ChildError(ChildError::Kind::io, "empty command");
   ensure_std_fds();
+  install_group_killer();
   int sv[2], po[2], pe[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw ChildError(ChildError::Kind::io, fmt::format("socketpair: {}", std::strerror(errno)));
@@ -120,6 +168,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildLimits lim
     throw ChildError(ChildError::Kind::io, fmt::format("cannot start '{}': {}", argv[0], std::strerror(rc)));
   }
   pid_ = pid;
+  register_group(pid_);
   in_ = sv[0]; out_ = po[0]; err_ = pe[0];
   if (limits_.cpu_s > 0 && !limits_.cpu_set_by_child) {  // before it can start anything: what it starts inherits the limit
     const auto soft = static_cast<rlim_t>(std::ceil(limits_.cpu_s));
@@ -144,6 +193,7 @@ ChildProcess::~ChildProcess() {
   // itself exited cleanly (its pid cannot be reused while the group has members). A child
   // that left the group (setsid, setpgid) escapes: README "Plugins and external workers".
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0) unregister_group(pid_);
   if (out_ >= 0) close(out_);
   if (err_ >= 0) close(err_);
 }

@@ -59,6 +59,26 @@ struct OutputArgs {
   bool no_color = false;
 };
 
+/// The report in `format` (table, json, junit, side-by-side).
+std::string render(const nc::Report& rep, const std::string& format, bool color) {
+  if (format == "json") return nc::to_json(rep);
+  if (format == "junit") return nc::format_junit(rep);
+  if (format == "side-by-side") return nc::format_side_by_side(rep, color);
+  return nc::format_table(rep, color);
+}
+
+/// Writes the report to the files OutputArgs name (--json, --junit, --output), each
+/// atomically. Throws UsageError when a file cannot be written.
+void write_files(const nc::Report& rep, const OutputArgs& o) {
+  try {
+    if (!o.json.empty()) nc::write_atomically(o.json, nc::to_json(rep));
+    if (!o.junit.empty()) nc::write_atomically(o.junit, nc::format_junit(rep));
+    if (!o.output.empty()) nc::write_atomically(o.output, render(rep, o.format, false));
+  } catch (const std::exception& e) {
+    throw nc::UsageError(e.what());
+  }
+}
+
 /// Writes the report where OutputArgs say; the console always gets the failures and the
 /// verdict. Returns the verdict's exit code. Throws UsageError when a file cannot be written.
 int emit(const nc::Report& rep, const OutputArgs& o) {
@@ -67,20 +87,8 @@ int emit(const nc::Report& rep, const OutputArgs& o) {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   const bool color = tty && !o.no_color && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
-  auto render = [&](const std::string& format, bool c) {
-    if (format == "json") return nc::to_json(rep);
-    if (format == "junit") return nc::format_junit(rep);
-    if (format == "side-by-side") return nc::format_side_by_side(rep, c);
-    return nc::format_table(rep, c);
-  };
-  try {
-    if (!o.json.empty()) nc::write_atomically(o.json, nc::to_json(rep));
-    if (!o.junit.empty()) nc::write_atomically(o.junit, nc::format_junit(rep));
-    if (!o.output.empty()) nc::write_atomically(o.output, render(o.format, false));
-  } catch (const std::exception& e) {
-    throw nc::UsageError(e.what());
-  }
-  if (o.output.empty()) fmt::print("{}", render(o.format, color));
+  write_files(rep, o);
+  if (o.output.empty()) fmt::print("{}", render(rep, o.format, color));
   // A report in a file: the console still shows every failure, the counts and the verdict.
   else fmt::print("{}", nc::format_details(rep, false));
   return nc::judge(rep).exit_code;
@@ -122,6 +130,9 @@ int cmd_run(const RunArgs& a) {
   req.progress = !a.no_progress;
   req.limits = a.limits;
   req.outputs = {{"--output", a.out.output}, {"--json", a.out.json}, {"--junit", a.out.junit}};
+  // A run killed before its end leaves this placeholder (verdict ERROR) where its reports go,
+  // never the previous run's.
+  req.started = [&](const nc::Report& placeholder) { write_files(placeholder, a.out); };
   const nc::Report rep = nc::run(req);
   const int rc = emit(rep, a.out);
   if (const auto fp = nc::reference::fast_path_counts(); fp.certified + fp.recomputed > 0 && !a.no_progress)

@@ -55,6 +55,12 @@ int skipped_checks(const Report& r) {
 
 Verdict judge(const Report& r) {
   Verdict v;
+  if (r.incomplete) {
+    v.exit_code = 3;
+    v.problems.push_back("the run did not finish (killed, interrupted or crashed): this report is the placeholder written "
+                         "when it started");
+    return v;
+  }
   bool error = false, failed = false;
   for (const BackendRecord& b : r.backends) {
     const BackendTally t = tally(r, b.name);
@@ -179,6 +185,7 @@ std::string to_json(const Report& r) {
   j["run"] = {{"suite", r.suite}, {"fingerprint", r.fingerprint}, {"suite_cases", r.suite_cases},
               {"shard", {{"index", r.shard_index}, {"count", r.shard_count}}}, {"strict", r.strict},
               {"expect_failures", r.expectations}, {"merged_from", r.merged_from}};
+  if (r.incomplete) j["run"]["incomplete"] = true;
   j["backends"] = json::array();
   for (const BackendRecord& b : r.backends) {
     json e = {{"name", b.name}, {"identity", b.identity}, {"requested", b.requested}, {"unavailable", b.unavailable}};
@@ -349,6 +356,7 @@ Report report_from_json(std::string_view text, const std::string& what) {
     rd.fail("run.shard", fmt::format("{}/{} is not a shard K/N with 0 <= K < N", r.shard_index, r.shard_count));
   r.strict = rd.boolean(run, "strict", "run");
   r.expectations = rd.str(run, "expect_failures", "run");
+  if (run.contains("incomplete")) r.incomplete = rd.boolean(run, "incomplete", "run");
   for (const json& m : rd.array(run, "merged_from", "run")) {
     if (!m.is_string()) rd.fail("run.merged_from", "expected strings");
     r.merged_from.push_back(m.get<std::string>());
@@ -440,6 +448,10 @@ Report merge_reports(const std::vector<std::pair<std::string, Report>>& shards) 
   if (shards.empty()) throw std::runtime_error("merge: no reports");
   const auto& [first_path, first] = shards.front();
   std::map<int, std::string> seen;
+  for (const auto& [path, r] : shards)
+    if (r.incomplete)
+      throw std::runtime_error(fmt::format("{}: the report of a run that did not finish (the placeholder written when it "
+                                           "started): rerun that shard", path));
   for (const auto& [path, r] : shards) {
     if (r.fingerprint != first.fingerprint)
       throw std::runtime_error(fmt::format("{} and {} come from different suites or backend lists (fingerprints {} and {})",

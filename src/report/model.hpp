@@ -70,6 +70,10 @@ struct Report {
   std::vector<CaseRecord> cases;
   std::vector<StaleExpectation> stale;
   std::vector<std::string> merged_from;  ///< report files joined by `normcheck merge`
+  /// A placeholder written where the reports go when the run starts (its cases not run yet),
+  /// replaced by the real report at its end: a run killed or crashed in between leaves a
+  /// report whose verdict is ERROR, never the previous run's PASS (false-pass audit 21).
+  bool incomplete = false;
 };
 
 /// Counts of one backend over the cases of a report.

@@ -99,6 +99,19 @@ Report run(const RunRequest& req) {
     progress.step(fmt::format("{} on {}", r.cs->layer, r.backend), r.status == Status::failed || r.status == Status::error);
   });
   if (!req.dump_dir.empty()) opt.observers.push_back(failure_dumper(req.dump_dir));
+  if (req.started) {
+    Report placeholder;
+    placeholder.version = NORMCHECK_VERSION;
+    placeholder.suite = sel.suite;
+    placeholder.suite_cases = sel.suite_cases;
+    placeholder.shard_index = sel.shard_index;
+    placeholder.shard_count = sel.shard_count;
+    placeholder.strict = req.strict;
+    placeholder.expectations = req.expect_failures;
+    placeholder.backends = bs.records;
+    placeholder.incomplete = true;
+    req.started(placeholder);
+  }
   const auto results = run_cases(sel.cases, bs.backends, opt);
   progress.finish();
   // 4. report

@@ -3,6 +3,7 @@
 // result, checks/runner.hpp), report (results -> a Report value, expectations applied).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct RunRequest {
   /// Files the run will write (--output, --json, --junit): refused before anything runs
   /// when they could not be written or would destroy data (an input, a golden file).
   std::vector<std::pair<std::string, std::string>> outputs;  ///< (option, path)
+  /// Called once everything is checked, before the first case runs, with a placeholder
+  /// report (Report::incomplete): the caller writes it where the reports go, so a run that
+  /// never reaches its end leaves an ERROR there, not the previous run's report.
+  std::function<void(const Report&)> started;
 };
 
 /// Runs the pipeline. Throws Error (UsageError: exit 2, BackendError: exit 3) before any

@@ -203,5 +203,25 @@ lacks_failure=$(grep -c '<failure' "$tmp/ok.xml")
 expect "misnamed output" 3 "$nc" run --no-progress "$tmp/prop.toml" -b "cmd:python3 tests/cli/fake_worker.py extra_output"
 contains "... named" "$tmp/out" "output 'Mean' is not an output of layer_norm here"
 
+# A run killed before its end (a CI timeout's SIGTERM) leaves a report whose verdict is ERROR,
+# never the previous run's PASS, and takes its workers with it.
+expect "a passing run's reports" 0 "$nc" run --no-progress "$w" -b cpu --json "$tmp/int.json" --junit "$tmp/int.xml"
+"$nc" run --no-progress "$w" -b "cmd:python3 tests/cli/fake_worker.py hang $tmp/int-marker" --timeout 600 --json "$tmp/int.json" --junit "$tmp/int.xml" >/dev/null 2>&1 &
+run_pid=$!
+for _ in $(seq 100); do grep -q '"incomplete"' "$tmp/int.json" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$run_pid"
+wait "$run_pid"
+rc=$?
+[ "$rc" -eq 143 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL interrupted run: exit $rc, wanted 143"; }
+expect "the interrupted run's JSON says ERROR" 0 python3 -c "
+import json; j = json.load(open('$tmp/int.json'))
+assert j['run']['incomplete'] is True and j['summary']['exit_code'] == 3, j['summary']"
+contains "the interrupted run's JUnit verdict is an error" "$tmp/int.xml" '<error message="ERROR \(exit 3\): the run did not finish'
+expect "merge refuses an interrupted shard" 2 "$nc" merge "$tmp/int.json"
+sleep 0.2
+if pgrep -f "$tmp/int-marker" >/dev/null; then fail=$((fail + 1)); echo "FAIL the hung worker outlived normcheck"; pkill -f "$tmp/int-marker"
+else pass=$((pass + 1)); fi
+
 echo "gate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
