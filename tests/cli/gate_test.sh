@@ -32,6 +32,13 @@ contains "cwd cases/: the bundled suite still runs" "$tmp/out" "^$bundled of $bu
 (cd "$tmp/cwd" && "$nc" run --no-progress --filter 'layer_norm/worked') >"$tmp/out" 2>&1
 contains "the summary names the suite and its size" "$tmp/out" "^suite: bundled cases \(.*\) \+ coverage matrix quick: 12 cases$"
 
+# ---- a cases tree of symlinks (stow, Nix, Bazel runfiles) is read whole; a link loop ends --
+mkdir -p "$tmp/links/cases"
+for f in "$src"/cases/*; do ln -s "$f" "$tmp/links/cases/"; done
+ln -s "$tmp/links/cases" "$tmp/links/cases/loop"
+NORMCHECK_DATA_DIR="$tmp/links" "$nc" run --list --no-progress >"$tmp/out" 2>&1
+contains "symlinked case folders: every bundled case" "$tmp/out" "^$bundled of $bundled cases \(bundled cases \("
+
 # ---- a requested backend that evaluated nothing never passes; --strict fails on skips ---
 expect "backend skipping every case" 1 "$nc" run --no-progress -f 'rms_norm/worked' -b onednn
 contains "named in the verdict" "$tmp/out" "onednn: evaluated none of its [0-9]+ cases \(all skipped\)"
