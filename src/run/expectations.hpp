@@ -9,6 +9,7 @@
 //   ln_huge_f32 = "(x - mu)^2 overflows binary32: x = [1.9e19, -1.9e19] -> [0, -0], exact [1, -1]"
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,11 +31,12 @@ std::vector<Expectation> read_expectations(const std::string& path);
 
 /// Marks every listed FAILED case of `r` as expected (CaseRecord::expected_failure), so it no
 /// longer fails the run; a listed case that PASSED keeps its status and becomes an
-/// unexpected pass; ERROR and SKIPPED stay what they are. An entry whose case name is not
-/// in `names_in_files` (the case files read) is stale. Sets r.expectations to `path`.
+/// unexpected pass; ERROR and SKIPPED stay what they are. An entry that names no case of
+/// `names_in_files` (case name -> the case files read holding it), its FILE part included, is
+/// stale. Sets r.expectations to `path`.
 /// A key "FILE::name" names the case of the case file whose path ends with FILE; a bare name
 /// that the report meets in two case files throws CaseError (file, line, key: exit 2).
-void apply_expectations(Report& r, const std::vector<Expectation>& expectations, const std::set<std::string>& names_in_files,
-                        const std::string& path);
+void apply_expectations(Report& r, const std::vector<Expectation>& expectations,
+                        const std::map<std::string, std::set<std::string>>& names_in_files, const std::string& path);
 
 }  // namespace normcheck

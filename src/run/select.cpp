@@ -86,7 +86,7 @@ Selection select_cases(const SelectOptions& opt) {
   if (tier) sources.emplace_back(fmt::format("matrix:{}", to_string(*tier)), coverage_matrix(*tier));
   for (auto& [rel, cases] : sources) {
     for (auto& c : cases) {
-      sel.names_in_files.insert(c.name);
+      sel.names_in_files[c.name].insert(c.file);
       bool keep = opt.filters.empty();
       for (std::size_t k = 0; k < opt.filters.size(); ++k) {
         const std::string& pat = opt.filters[k];

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ struct Selection {
   std::int64_t suite_cases = 0;        ///< cases selected before sharding
   std::string cases_fingerprint;       ///< FNV-1a 64 of the selection before sharding (hex)
   int shard_index = 0, shard_count = 1;
-  std::set<std::string> names_in_files;  ///< every case name of the files read (before filters)
+  /// Every case name of the files read (before filters), with the files holding it.
+  std::map<std::string, std::set<std::string>> names_in_files;
 };
 
 /// Reads the case files and applies the filters, names and shard. Throws CaseError for a

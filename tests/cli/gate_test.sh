@@ -20,6 +20,9 @@ expect() {  # expect NAME WANT_RC CMD...
 contains() {  # contains NAME FILE PATTERN
   if grep -qE -- "$3" "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: no /$3/ in $2"; tail -n 15 "$2"; fi
 }
+lacks() {  # lacks NAME FILE PATTERN
+  if grep -qE -- "$3" "$2"; then fail=$((fail + 1)); echo "FAIL $1: /$3/ in $2"; else pass=$((pass + 1)); fi
+}
 w=cases/layer_norm/worked_examples.toml
 bundled=$("$nc" run --list --no-progress | tail -1 | sed -E 's/^([0-9]+) of .*/\1/')
 
@@ -126,6 +129,11 @@ expect "every failure expected" 0 "$nc" run --no-progress "$w" -b mutant:no_sqrt
 contains "XFAIL lines" "$tmp/out" "^XFAIL ln_123 on mutant:no_sqrt: divides by the variance \(.*xf_all.toml:[0-9]+\)"
 contains "stale entry named" "$tmp/out" "^STALE .*xf_all.toml:[0-9]+ \[mutant:no_\*\] ln_gone"
 expect "stale entry under --strict" 1 "$nc" run --no-progress "$w" -b mutant:no_sqrt --expect-failures "$tmp/xf_all.toml" --strict
+# An entry whose FILE part names no file of the run never applies: it is stale too.
+printf '["cpu"]\n"no_such_file.toml::ln_123" = "a typo in the file part"\n"worked_examples.toml::ln_123" = "right file"\n' >"$tmp/xf_file.toml"
+expect "entry with a wrong file part under --strict" 1 "$nc" run --no-progress "$w" -b cpu --expect-failures "$tmp/xf_file.toml" --strict
+contains "... named STALE" "$tmp/out" "^STALE .*xf_file.toml:2 \[cpu\] no_such_file.toml::ln_123"
+lacks "... the right file part is not stale" "$tmp/out" "^STALE .*worked_examples.toml::ln_123"
 printf '["cpu"]\nln_123 = "expected to fail"\n' >"$tmp/xpass.toml"
 expect "unexpected pass reported" 0 "$nc" run --no-progress "$w" -b cpu --expect-failures "$tmp/xpass.toml"
 contains "XPASS line" "$tmp/out" "^XPASS ln_123 on cpu: passed"
