@@ -127,6 +127,7 @@ with open(sys.argv[2], "w") as f:
 EOF
 expect "every failure expected" 0 "$nc" run --no-progress "$w" -b mutant:no_sqrt --expect-failures "$tmp/xf_all.toml"
 contains "XFAIL lines" "$tmp/out" "^XFAIL ln_123 on mutant:no_sqrt: divides by the variance \(.*xf_all.toml:[0-9]+\)"
+contains "XFAIL lines show the failure observed" "$tmp/out" "^  observed: gate: stab = "
 contains "stale entry named" "$tmp/out" "^STALE .*xf_all.toml:[0-9]+ \[mutant:no_\*\] ln_gone"
 expect "stale entry under --strict" 1 "$nc" run --no-progress "$w" -b mutant:no_sqrt --expect-failures "$tmp/xf_all.toml" --strict
 # An entry whose FILE part names no file of the run never applies: it is stale too.
