@@ -27,7 +27,9 @@
 // (running_var takes ss / running_dof: m - 1, or m with running_variance = biased.)
 // batch_norm update (training with running stats), thread 0 of the channel's block, the
 // CPU kernel's operations: mu = mu_s / s, v_u = ss / (m - 1) / s / s in binary64, then
-// rm <- keep rm + a mu, rv <- keep rv + a v_u in A (a, keep = 1 - a rounded once to A).
+// rm <- keep rm + a mu, rv <- keep rv + a v_u in A (keep = 1 - a rounded once to A; a mu
+// and a v_u formed in binary64 and rounded once: with a = 0, a v_u beyond A's range had given
+// 0 * inf = NaN where the exact running_var is the old one; a sixth audit's momentum draw).
 // Error bound: thread t adds n_t <= ceil(m / G) terms, then the block tree (depth 10):
 // |y^ - y| <= ulp_out/2 + (n_t + 16) u c_i worst case, typically
 // ulp_out/2 + (sqrt(n_t + 10) + 6) u c_i, within the default gate 1 + 8 + sqrt(m)
@@ -202,11 +204,11 @@ NORMCHECK_HD void batch_norm_channel(const BatchNormArgs& a, std::int64_t ch, Gr
       rm[ch] = rv[ch] = quiet_nan<A>();
       return;
     }
-    const A aa = static_cast<A>(a.momentum), keep = static_cast<A>(1.0 - a.momentum);
+    const A keep = static_cast<A>(1.0 - a.momentum);
     const double mu = static_cast<double>(st.mu) / st.s;
     const double vu = static_cast<double>(st.ss) / static_cast<double>(a.running_dof) / st.s / st.s;  // s^2 may overflow for f64
-    rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
-    rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
+    rm[ch] = keep * rm[ch] + static_cast<A>(a.momentum * mu);
+    rv[ch] = keep * rv[ch] + static_cast<A>(a.momentum * vu);
   });
 }
 

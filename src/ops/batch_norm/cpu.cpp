@@ -7,9 +7,11 @@
 // sum of squares, binary64 denominator); y = n gamma + beta is scattered back. The update
 // (training with running stats) reads the same scaled statistics: mu = mu_s / s and
 // v_u = ss / (m - 1) / s^2 in binary64 (exact power-of-two rescaling), then
-//   r <- (1 - a) r + a s   in A, with a and 1 - a each rounded once from binary64,
-// three roundings per step (the reference's running-stat condition magnitude carries the
-// chain). A channel holding NaN/inf gives NaN outputs and NaN running stats.
+//   r <- (1 - a) r + a s   in A, with 1 - a rounded once from binary64 and a s formed in
+// binary64 and rounded once (a rounded a times s rounded to A had given 0 * inf = NaN for
+// momentum 0 where s is beyond A's range and the exact r is the old one; a sixth audit's
+// draw), three roundings per step (the reference's running-stat condition magnitude carries
+// the chain). A channel holding NaN/inf gives NaN outputs and NaN running stats.
 // Eval with running stats: r = 1 / D(running_var) in binary64, rounded once to A;
 // y = (x - running_mean) r gamma + beta, four roundings per element (NaN stays elementwise).
 // Channels are spread over OpenMP threads.
@@ -47,7 +49,7 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
       ++tracked;
       a = c.momentum ? *c.momentum : 1.0 / static_cast<double>(tracked);
     }
-    const A aa = static_cast<A>(a), keep = static_cast<A>(1.0 - a);
+    const A keep = static_cast<A>(1.0 - a);
     RegionErrors errors;  // (core/region_errors.hpp: an exception may not leave the region)
 #pragma omp parallel if (x.size() > 32768)
     {
@@ -96,8 +98,8 @@ void batch_norm_impl(const Problem& p, Outputs& out) {
         const double mu = static_cast<double>(st.mu_s) / st.s;
         const double q = static_cast<double>(c.running_variance == Variance::unbiased ? m - 1 : m);
         const double vu = static_cast<double>(st.ss) / q / st.s / st.s;  // s^2 may overflow for f64
-        rm[ch] = keep * rm[ch] + aa * static_cast<A>(mu);
-        rv[ch] = keep * rv[ch] + aa * static_cast<A>(vu);
+        rm[ch] = keep * rm[ch] + static_cast<A>(a * mu);
+        rv[ch] = keep * rv[ch] + static_cast<A>(a * vu);
       });
     }
     errors.rethrow();
