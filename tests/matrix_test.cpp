@@ -13,6 +13,8 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cases/matrix.hpp"
 #include "spec/op.hpp"
 #include "ops/registry.hpp"
@@ -116,9 +118,10 @@ TEST_CASE("coverage matrix quick: every op has the structure points, with their 
       if (!p) continue;  // (failed above)
       INFO(suffix);
       if (o == "group_norm") {
-        CHECK(p->conv.num_groups == 2);
-        CHECK(p->x().shape()[1] / p->conv.num_groups >= 8);  // channels per group
+        CHECK(p->conv.num_groups == 9);                        // past a tile of 4 or 8 groups
+        CHECK(p->x().shape()[1] / p->conv.num_groups == 32);  // channels per group, past 16
       }
+      if (o == "ada_layer_norm" || o == "ada_rms_norm") CHECK(p->x().shape()[0] == 3);  // three batches
       if (o == "instance_norm" || o == "batch_norm") CHECK(p->x().shape()[1] >= 16);
       if (o == "layer_norm" || o == "rms_norm" || o == "scale_norm" || o == "dyt" || o == "l2_normalize" || o.rfind("fused_add", 0) == 0 ||
           o.find("_quant") != std::string::npos)
@@ -233,4 +236,68 @@ TEST_CASE("coverage matrix quick: every op has every eps placement where eps dec
   }
   CHECK(ops_checked >= 15);
   CHECK(points >= 15 * 4 * 5);
+}
+
+// The sixth audit's points (matrix.cpp and the ops' sample rules): faulty backends each
+// modelled on a published bug passed the default suite without them: a grid of at most 65535
+// rows in one kernel only (rows of 4 or more values, bf16, the backward launch, dgamma over
+// the first 65535 rows), an element count in 16 bits, f16/f64 views read as dense in
+// backward, tanh(|alpha| x), momentum past 0.5 flipped, 0 read as none, group_norm statistics
+// from a tile of 16 channels or group g read as g % 4, instance_norm channel c read as c % 32,
+// f16 weights cast to bf16 data, qk_norm ignoring variance = unbiased or folding sqrt(g), an ada
+// batch index read mod 2, and (x w) r in f32 on subnormal rows with a gamma. Each point exists
+// for every op, and the draws hold what they stand for.
+TEST_CASE("coverage matrix quick: the sixth audit's points and draws", "[matrix]") {
+  const QuickPoints q;
+  std::int64_t ops_checked = 0;
+  bool dyt_negative = false, qk_unbiased = false, qk_negative_g = false, bn_09 = false, bn_0 = false;
+  for (const Case& cs : q.all) {
+    const Problem& p = cs.problem;
+    if (p.op.name() == "dyt" && p.input("alpha") && p.input("alpha")->get(0) < 0) dyt_negative = true;
+    if (p.op == Op::qk_norm && p.conv.variance == Variance::unbiased) qk_unbiased = true;
+    if (p.op == Op::qk_norm && p.input("g") && p.input("g")->get(0) < 0) qk_negative_g = true;
+    if (p.op == Op::batch_norm && p.conv.training && p.conv.track_running_stats && p.conv.momentum == 0.9) bn_09 = true;
+    if (p.op == Op::batch_norm && p.conv.training && p.conv.track_running_stats && p.conv.momentum == 0.0) bn_0 = true;
+  }
+  CHECK(dyt_negative);
+  CHECK(qk_unbiased);
+  CHECK(qk_negative_g);
+  CHECK(bn_09);
+  CHECK(bn_0);
+  for (Op op : ops::all()) {
+    if (!op.def().sample) continue;
+    const std::string o(op.name());
+    INFO(o);
+    const std::string base = "mx_" + o + "_";
+    const bool bwd = op.def().has_backward();
+    std::vector<std::string> names = {"w65537_r1_f32_f32_normal_typical", "w12_r2_bf16_f16_normal_typical",
+                                      "w64_r2_f16_bf16_normal_typical"};
+    if (!op.def().elementwise) names.push_back("w5_r65537_bf16_bf16_normal_typical");
+    if (op == Op::layer_norm || op == Op::rms_norm) names.push_back("w2_r65537_f32_f32_normal_typical_bwd");
+    for (const char* l : {"offset", "padded", "transposed"})
+      for (const char* x : {"f16", "f64"})
+        if (bwd) names.push_back(fmt::format("w33_r3_{}_{}_normal_typical_bwd_{}", x, x, l));
+    for (const std::string& n : names) {
+      INFO(n);
+      CHECK(q.get(base + n));
+    }
+    // every regime with the op's parameters present
+    for (Regime r : all_regimes())
+      for (const char* x : {"f32", "bf16"}) {
+        const std::string n = fmt::format("{}w33_r2_{}_{}_{}_typical_params", base, x, x, to_string(r));
+        INFO(n);
+        const Problem* p = q.get(n);
+        REQUIRE(p);
+        // (l2_normalize and scale_norm have no affine, the ada norms their scale and shift
+        // always; qk_norm's l2 form has its g)
+        if (o != "l2_normalize" && o != "scale_norm" && o.rfind("ada_", 0) != 0 && (o != "qk_norm" || p->conv.qk_form != QkForm::l2))
+          CHECK(p->conv.affine != Affine::none);
+      }
+    if (const Problem* p = q.get(base + "w12_r1031_f32_f32_normal_typical_wide")) {
+      if (o == "group_norm") CHECK(p->conv.num_groups == 9);
+      if (o == "instance_norm") CHECK(p->x().shape()[1] == 40);
+    }
+    ++ops_checked;
+  }
+  CHECK(ops_checked >= 15);
 }

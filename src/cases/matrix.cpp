@@ -59,6 +59,7 @@ std::string matrix_case_name(Op op, const Dims& d) {
   if (d.default_convention) s += "_def";
   if (d.layout != MemoryLayout::contiguous) s += fmt::format("_{}", to_string(d.layout));
   if (d.wide) s += "_wide";
+  if (d.params) s += "_params";
   if (d.placement) s += fmt::format("_{}", to_string(*d.placement));
   return s;
 }
@@ -82,6 +83,13 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
     for (std::int64_t w : {1, 3, 8, 9, 33, 65}) v.push_back(point(w, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
   for (Regime r : all_regimes())
     for (DType x : kAll) v.push_back(point(33, 2, x, x, r, EpsRegime::typical, false, false));
+  // ... and with the op's parameters present (Dims::params), in f32 and bf16.
+  for (Regime r : all_regimes())
+    for (DType x : {f32, DType::bf16}) {
+      Dims d = point(33, 2, x, x, r, EpsRegime::typical, false, false);
+      d.params = true;
+      v.push_back(d);
+    }
   for (EpsRegime e : all_eps_regimes())
     for (Regime r : {Regime::normal, Regime::constant, Regime::tiny})
       for (DType x : {f32, DType::bf16}) v.push_back(point(17, 2, x, x, r, e, false, false));
@@ -106,9 +114,14 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   v.push_back(point(33, 2, DType::f16, f32, Regime::normal, EpsRegime::typical, false, false));
   // ... and at two more widths, with f16 parameters too (a backend that rounded n to the
   // weight's dtype, T5's order, failed one point of the quick tier: a fifth audit).
+  // Two 16-bit dtypes mixed (bf16 data with f16 parameters and the reverse): a backend that
+  // casts the weights to the data's dtype (vLLM's weight.to(x.dtype)) passed every point of
+  // f32 with one 16-bit side (a sixth audit).
   for (std::int64_t w : {12, 64}) {
     for (DType pd : {DType::bf16, DType::f16}) v.push_back(point(w, 2, f32, pd, Regime::normal, EpsRegime::typical, false, false));
     v.push_back(point(w, 2, DType::bf16, f32, Regime::normal, EpsRegime::typical, false, false));
+    v.push_back(point(w, 2, DType::bf16, DType::f16, Regime::normal, EpsRegime::typical, false, false));
+    v.push_back(point(w, 2, DType::f16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
   }
   // Narrow data with a binary32 output: eps or parameters rounded to the data's dtype show.
   if (!op.def().quantized_out)
@@ -137,6 +150,18 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   // (the op's defaults: its own split of the groups over batch or heads is not drawn, so the
   // tokens' axis itself holds the 65537 groups)
   v.push_back(point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, false, true));
+  // ... and in bf16 at a width past 4 with a tail, and backward: a grid of at most 65535 rows
+  // in one kernel only (rows of 4 or more values, the half-precision instantiation, the
+  // backward launch, dgamma summed over the first 65535 rows) passed the f32 point above (a
+  // sixth audit, modelled on tt-metal #21482). One value per row past 65536 in f32 too: an
+  // element count kept in 16 bits.
+  // (not for an elementwise op: no statistic, no grid of rows; dyt's 65537 rows of 5 bf16
+  // values cost 8 CPU-s, half of them recomputed in MPFR where tanh saturates. The backward,
+  // whose reference has no certified path (~16 us an element), for the row norms only: 2 s
+  // an op.)
+  if (!op.def().elementwise) v.push_back(point(5, 65537, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
+  if (op == Op::layer_norm || op == Op::rms_norm) v.push_back(point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, true, false));
+  v.push_back(point(65537, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 300, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
   for (std::int64_t w : {4097, 8192, 16385})
     for (DType x : {f32, DType::bf16, DType::f16}) v.push_back(point(w, 2, x, x, Regime::normal, EpsRegime::typical, false, false));
@@ -194,15 +219,18 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
     v.push_back(point(12, 1031, f32, f32, Regime::normal, EpsRegime::typical, true, false));
     for (DType x : {f32, DType::bf16}) v.push_back(point(1500, 2, x, x, Regime::normal, EpsRegime::typical, true, false));
   }
-  // Every view in f16 and f64 too (the quick tier had them in f32 and bf16 only: a backend
-  // that read f16 views with dense strides, or f64 views from offset 0, passed it).
+  // Every view in f16 and f64 too, forward and backward (the quick tier had them in f32 and
+  // bf16 only: a backend that read f16 views with dense strides, or f64 views from offset 0,
+  // passed it; so did a backward doing so, PyTorch #111824's class).
   for (MemoryLayout l : all_memory_layouts())
     if (l != MemoryLayout::contiguous)
-      for (DType x : {DType::f16, DType::f64}) {
-        Dims d = point(33, 3, x, x, Regime::normal, EpsRegime::typical, false, false);
-        d.layout = l;
-        v.push_back(d);
-      }
+      for (DType x : {DType::f16, DType::f64})
+        for (bool b : {false, true})
+          if (!b || bwd) {
+            Dims d = point(33, 3, x, x, Regime::normal, EpsRegime::typical, b, false);
+            d.layout = l;
+            v.push_back(d);
+          }
   if (t == Tier::quick) return v;
   for (std::int64_t p = 2048; p <= 65536; p *= 2)
     for (std::int64_t w : {p - 1, p, p + 1}) v.push_back(point(w, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));

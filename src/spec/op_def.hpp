@@ -39,6 +39,9 @@ struct OpDef {
   std::string_view formula = {};  ///< one line: "y = gamma (x - mean) / sqrt(var + eps) + beta"
   std::string_view primary_input = "x";  ///< the input transforms and x() refer to
   bool centers = false;      ///< subtracts a mean before scaling (probes, structural checks)
+  /// Elementwise, no statistic (dyt): the coverage matrix leaves out its points of many rows
+  /// beyond the first (cases/matrix.cpp), whose faults are those of a statistic's launch grid.
+  bool elementwise = false;
   /// Convention keys beyond the common core (spec/convention.hpp) that this op accepts.
   std::vector<const ConventionKey*> params = {};
   /// Defaults beyond Convention{}'s (eps 1e-5, inside_sqrt, biased, affine none); may be null.

@@ -64,6 +64,7 @@ std::string Dims::str() const {
   if (default_convention) s += " defaults";
   if (layout != MemoryLayout::contiguous) s += fmt::format(" layout={}", to_string(layout));
   if (wide) s += " wide";
+  if (params) s += " params";
   return s + fmt::format(" seed={}", seed);
 }
 

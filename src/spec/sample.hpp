@@ -73,13 +73,18 @@ struct Dims {
   MemoryLayout layout = MemoryLayout::contiguous;  ///< how the inputs are handed over (Problem::layout)
   /// The op's structure from its large end, where its rules have one: a normalized_shape of
   /// two dims ([4, width / 4] where 4 divides width), group_norm's channels per group the
-  /// largest of 16, 8, 4, 2 dividing width (16 at the matrix's width 64) in 2 groups,
-  /// instance_norm's 16 channels, batch_norm's spatial size 4 (its channels are the groups),
-  /// qk_norm's 4 heads in 2 batches, the fused residual's bias and the quantizing norms' residual (with
-  /// that bias) present. A gap audit's faulty backends wrong only there (gamma indexed by
+  /// largest of 32, 16, 8, 4, 2 dividing width (32 at the matrix's width 64) in 9 groups (2
+  /// below 9 rows), instance_norm's 40 channels (16 below 40 rows), batch_norm's spatial size
+  /// 4 (its channels are the groups), qk_norm's 4 heads in 2 batches, the ada norms' 3
+  /// batches, the fused residual's bias and the quantizing norms' residual (with that bias)
+  /// present. A gap audit's faulty backends wrong only there (gamma indexed by
   /// group at 8 channels per group, channels_last read as channels-first from C = 16,
   /// statistics over the last dim of a 2-D normalized_shape) passed every small draw.
   bool wide = false;
+  /// The op's parameters present: its affine drawn among its choices other than none (the
+  /// regimes are crossed with it: an f32 rms_norm point of subnormal rows had drawn no gamma,
+  /// and a kernel computing (x w) r in f32, flashinfer's order, passed the quick tier).
+  bool params = false;
   std::uint64_t seed = 1;  ///< the values and the op's own choices
   /// "layer_norm w=17 rows=3 x=bf16 param=f32 regime=shifted eps=typical seed=5"
   std::string str() const;

@@ -150,7 +150,9 @@ const ConventionKey kSequence{"sequence", "x is [S, N, C, ...]: S chained calls 
 
 /// OpDef::sample: x [N, C, L] with N * L = width values per channel (L a divisor of width
 /// among 1, 2, 4), C = rows; training (batch statistics) or eval, running stats tracked or
-/// not, momentum 0.1 | 0.5 | none (cumulative); running_var U(0.25, 4). Batch statistics
+/// not, momentum 0.1 | 0.5 | 0.9 | 0 | none (cumulative: 0.9, Keras's side of 0.5, and 0, an
+/// update that keeps the running stats, had no draw: a backend flipping momentum past 0.5 or
+/// reading 0 as none passed; a sixth audit); running_var U(0.25, 4). Batch statistics
 /// need two values per channel: a width of 1 draws eval with running stats.
 void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
@@ -167,7 +169,7 @@ void sample(Sampler& s, Problem& p) {
   if (s.vary()) {
     cv.training = s.coin(0.7);
     cv.track_running_stats = s.coin(0.85);
-    cv.momentum = s.pick<std::optional<double>>({0.1, 0.5, std::nullopt});
+    cv.momentum = s.pick<std::optional<double>>({0.1, 0.5, 0.9, 0.0, std::nullopt});
     if (!cv.momentum) cv.num_batches_tracked = s.pick<std::int64_t>({0, 3});
   }
   if (d.width < 2) {

@@ -1,5 +1,7 @@
 #include "ops/common/sample.hpp"
 
+#include <vector>
+
 namespace normcheck::ops::sampling {
 
 void rows_x(Sampler& s, Problem& p) {
@@ -17,7 +19,12 @@ void rows_x(Sampler& s, Problem& p) {
 
 void affine(Sampler& s, Problem& p, std::initializer_list<Affine> allowed, const Shape& shape, const char* gamma,
             const char* beta) {
-  if (s.vary()) p.conv.affine = *(allowed.begin() + static_cast<std::ptrdiff_t>(s.index(allowed.size())));
+  if (s.vary()) {
+    std::vector<Affine> choices(allowed);
+    if (s.dims().params) std::erase(choices, Affine::none);
+    if (choices.empty()) choices.assign(allowed);
+    p.conv.affine = choices[s.index(choices.size())];
+  }
   switch (p.conv.affine) {
     case Affine::none: break;
     case Affine::gamma: p.inputs[gamma] = s.gain(shape); break;

@@ -106,10 +106,16 @@ const MutantDef kSechFromTanh{"dyt_sech_from_tanh", "backward: dyt with sech^2 z
                                 return wide(*p) ? sech_from_tanh<double>(p) : sech_from_tanh<float>(p);
                               }};
 
-/// OpDef::sample: x [rows, width], alpha U(0.1, 2), affine none | gamma | gamma_beta.
+/// OpDef::sample: x [rows, width], alpha U(0.1, 2), negative a quarter of the time (a tanh
+/// taking its sign from x, tanh(|alpha| x), passed every positive draw: a sixth audit),
+/// affine none | gamma | gamma_beta.
 void sample(Sampler& s, Problem& p) {
   sampling::rows_x(s, p);
   p.inputs["alpha"] = s.uniform(Shape{1}, s.dims().param, 0.1, 2.0);
+  if (s.vary() && s.coin(0.25)) {
+    Tensor& a = p.inputs.at("alpha");
+    a.set(0, -a.get(0));
+  }
   sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::gamma_beta, Affine::gamma_beta}, p.conv.normalized_shape);
 }
 
@@ -118,6 +124,7 @@ void sample(Sampler& s, Problem& p) {
 extern const OpDef dyt_def{
     .name = "dyt",
     .formula = "y = gamma tanh(alpha x) + beta, elementwise (Dynamic Tanh, Zhu et al. 2025)",
+    .elementwise = true,
     .validate = validate,
     .outputs = outputs,
     .groups = [](const Problem& p) { return row_groups(p, numel(p.conv.normalized_shape)); },

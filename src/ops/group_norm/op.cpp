@@ -53,21 +53,26 @@ void sample(Sampler& s, Problem& p) {
   const Dims& d = s.dims();
   std::int64_t n, c, l;
   if (p.op == Op::group_norm) {
-    std::int64_t cpg = 1;  // channels per group: a divisor of width among 1..4 (wide: 16, 8, 4, 2)
+    // channels per group: a divisor of width among 1..4 (wide: the largest of 32, 16, 8, 4, 2
+    // that divides it, in 9 groups where there are rows for them: statistics from a tile of
+    // 16 channels, and group g read as g % 4, passed 16 channels in 2 groups; a sixth audit)
+    std::int64_t cpg = 1;
     if (d.wide) {
-      for (std::int64_t k : {16, 8, 4, 2})
+      for (std::int64_t k : {32, 16, 8, 4, 2})
         if (d.width % k == 0) { cpg = k; break; }
     } else if (s.vary()) {
       for (std::int64_t k : {s.pick<std::int64_t>({1, 2, 3, 4}), std::int64_t{1}})
         if (d.width % k == 0) { cpg = k; break; }
     }
-    const std::int64_t G = d.wide ? 2 : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1;
+    const std::int64_t G = d.wide ? (d.rows >= 9 ? 9 : 2) : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1;
     p.conv.num_groups = G;
     c = G * cpg;
     l = d.width / cpg;
     n = std::max<std::int64_t>(1, (d.rows + G - 1) / G);
   } else {
-    c = std::min<std::int64_t>(d.rows, d.wide ? 16 : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1);
+    // (wide: 40 channels where there are rows for them, else 16: channel c read as c % 32
+    // passed 16; a sixth audit)
+    c = std::min<std::int64_t>(d.rows, d.wide ? (d.rows >= 40 ? 40 : 16) : s.vary() ? s.pick<std::int64_t>({1, 2, 3}) : 1);
     l = d.width;
     n = std::max<std::int64_t>(1, (d.rows + c - 1) / c);
   }

@@ -78,8 +78,17 @@ void sample(Sampler& s, Problem& p) {
     p.conv.qk_form = QkForm::l2;
     p.conv.eps_placement = EpsPlacement::clamp_norm;
     p.inputs["g"] = s.uniform(Shape{1}, d.param, 0.5, 2.0);
+    // negative a quarter of the time (sqrt(g) folded into q^ and k^ is NaN there; it passed
+    // every positive draw: a sixth audit)
+    if (s.coin(0.25)) {
+      Tensor& g = p.inputs.at("g");
+      g.set(0, -g.get(0));
+    }
     return;
   }
+  // the rms form's placement and variance, as every other op draws them (a kernel ignoring
+  // variance = unbiased passed: qk_norm had never drawn it; a sixth audit)
+  sampling::statistic(s, p, d.width);
   sampling::affine(s, p, {Affine::none, Affine::gamma, Affine::one_plus_w}, Shape{d.width}, "q_gamma", "q_beta");
   if (const Tensor* g = p.input("q_gamma")) p.inputs["k_gamma"] = p.conv.affine == Affine::one_plus_w ? s.uniform(g->shape(), d.param, -0.5, 0.5) : s.gain(g->shape());
 }
