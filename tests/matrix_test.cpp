@@ -273,7 +273,11 @@ TEST_CASE("coverage matrix quick: the sixth audit's points and draws", "[matrix]
     std::vector<std::string> names = {"w65537_r1_f32_f32_normal_typical", "w12_r2_bf16_f16_normal_typical",
                                       "w64_r2_f16_bf16_normal_typical"};
     if (!op.def().elementwise) names.push_back("w5_r65537_bf16_bf16_normal_typical");
-    if (op == Op::layer_norm || op == Op::rms_norm) names.push_back("w2_r65537_f32_f32_normal_typical_bwd");
+    if (op == Op::layer_norm || op == Op::rms_norm) {
+      names.push_back("w2_r65537_f32_f32_normal_typical_bwd_params");
+      const Problem* p = q.get(base + "w2_r65537_f32_f32_normal_typical_bwd_params");
+      CHECK((p && p->input("gamma")));  // dgamma summed over every row
+    }
     for (const char* l : {"offset", "padded", "transposed"})
       for (const char* x : {"f16", "f64"})
         if (bwd) names.push_back(fmt::format("w33_r3_{}_{}_normal_typical_bwd_{}", x, x, l));

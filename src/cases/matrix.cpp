@@ -160,7 +160,12 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   // whose reference has no certified path (~16 us an element), for the row norms only: 2 s
   // an op.)
   if (!op.def().elementwise) v.push_back(point(5, 65537, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
-  if (op == Op::layer_norm || op == Op::rms_norm) v.push_back(point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, true, false));
+  // (with the parameters present: dgamma and dbeta summed over the 65537 rows)
+  if (op == Op::layer_norm || op == Op::rms_norm) {
+    Dims d = point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, true, false);
+    d.params = true;
+    v.push_back(d);
+  }
   v.push_back(point(65537, 1, f32, f32, Regime::normal, EpsRegime::typical, false, false));
   v.push_back(point(33, 300, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
   for (std::int64_t w : {4097, 8192, 16385})
