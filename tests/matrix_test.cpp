@@ -274,8 +274,8 @@ TEST_CASE("coverage matrix quick: the sixth audit's points and draws", "[matrix]
                                       "w64_r2_f16_bf16_normal_typical"};
     if (!op.def().elementwise) names.push_back("w5_r65537_bf16_bf16_normal_typical");
     if (op == Op::layer_norm || op == Op::rms_norm) {
-      names.push_back("w2_r65537_f32_f32_normal_typical_bwd_params");
-      const Problem* p = q.get(base + "w2_r65537_f32_f32_normal_typical_bwd_params");
+      names.push_back("w2_r70001_f32_f32_normal_typical_bwd_params");
+      const Problem* p = q.get(base + "w2_r70001_f32_f32_normal_typical_bwd_params");
       CHECK((p && p->input("gamma")));  // dgamma summed over every row
     }
     for (const char* l : {"offset", "padded", "transposed"})

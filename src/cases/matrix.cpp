@@ -160,9 +160,10 @@ std::vector<Dims> matrix_points(Op op, Tier t) {
   // whose reference has no certified path (~16 us an element), for the row norms only: 2 s
   // an op.)
   if (!op.def().elementwise) v.push_back(point(5, 65537, DType::bf16, DType::bf16, Regime::normal, EpsRegime::typical, false, false));
-  // (with the parameters present: dgamma and dbeta summed over the 65537 rows)
+  // (with the parameters present, over 70001 rows: dgamma and dbeta summed over the first
+  // 65535 rows only miss 6% of their sum; 2 rows of 65537 were within the sum's allowance)
   if (op == Op::layer_norm || op == Op::rms_norm) {
-    Dims d = point(2, 65537, f32, f32, Regime::normal, EpsRegime::typical, true, false);
+    Dims d = point(2, 70001, f32, f32, Regime::normal, EpsRegime::typical, true, false);
     d.params = true;
     v.push_back(d);
   }
