@@ -99,22 +99,6 @@ Report run(const RunRequest& req) {
     progress.step(fmt::format("{} on {}", r.cs->layer, r.backend), r.status == Status::failed || r.status == Status::error);
   });
   if (!req.dump_dir.empty()) opt.observers.push_back(failure_dumper(req.dump_dir));
-  if (req.started) {
-    Report placeholder;
-    placeholder.version = NORMCHECK_VERSION;
-    placeholder.suite = sel.suite;
-    placeholder.suite_cases = sel.suite_cases;
-    placeholder.shard_index = sel.shard_index;
-    placeholder.shard_count = sel.shard_count;
-    placeholder.strict = req.strict;
-    placeholder.expectations = req.expect_failures;
-    placeholder.backends = bs.records;
-    placeholder.incomplete = true;
-    req.started(placeholder);
-  }
-  const auto results = run_cases(sel.cases, bs.backends, opt);
-  progress.finish();
-  // 4. report
   RunInfo info;
   info.version = NORMCHECK_VERSION;
   info.suite = sel.suite;
@@ -126,6 +110,15 @@ Report run(const RunRequest& req) {
   for (auto& r : bs.records) names += r.name + "\n";
   info.fingerprint = fingerprint(sel.cases_fingerprint + "\n" + names);
   info.backends = bs.records;
+  if (req.started) {  // the placeholder: no cases, the verdict ERROR until the run's end
+    Report placeholder = make_report({}, info);
+    placeholder.expectations = req.expect_failures;
+    placeholder.incomplete = true;
+    req.started(placeholder);
+  }
+  const auto results = run_cases(sel.cases, bs.backends, opt);
+  progress.finish();
+  // 4. report
   Report rep = make_report(results, std::move(info));
   if (!req.expect_failures.empty()) apply_expectations(rep, expectations, sel.names_in_files, req.expect_failures);
   return rep;
