@@ -76,10 +76,6 @@ std::string paint(const std::string& v, bool color) {
   return fmt::format(fmt::fg(fmt::terminal_color::red) | fmt::emphasis::bold, "{}", v);
 }
 
-}  // namespace
-
-namespace {
-
 /// The first failed (or errored) check of a case as one line with its numbers.
 std::string first_failure(const CaseRecord& r) {
   for (const CheckResult& c : r.checks)
