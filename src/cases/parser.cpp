@@ -777,11 +777,10 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
       fs::recursive_directory_iterator it(p, fs::directory_options::follow_directory_symlink, ec), end;
       for (; !ec && it != end; it.increment(ec)) {
         std::error_code e2;
-        if (it->is_symlink(e2) && it->is_directory(e2) && !entered.insert(fs::canonical(it->path(), e2)).second) {
+        if (it->is_directory(e2) && !entered.insert(fs::canonical(it->path(), e2)).second) {
           it.disable_recursion_pending();
           continue;
         }
-        if (!it->is_symlink(e2) && it->is_directory(e2)) entered.insert(fs::canonical(it->path(), e2));
         // *.trace.toml are model files for `normcheck trace`, not case files.
         if (it->is_regular_file(e2) && it->path().extension() == ".toml" && !it->path().stem().string().ends_with(".trace"))
           found.push_back(it->path().string());
